@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# poolscope — the only Makefile (non-recursive).
+#
+# Knobs:
+#   O=DIR        build directory (default .output); every artifact goes there
+#   V=1          print full commands
+#   SAN=1        build with AddressSanitizer + UBSan (make test does a SAN=1 build too)
+#   WERROR=0     do not turn warnings into errors
+#   EXTRA_CFLAGS extra flags for cc
+#   CC, CLANG, BPFTOOL, MINGW_CC   tools
+#
+# Layout (dependencies go one way: bpf <- userspace/record -> trace <- analysis):
+#   bpf/*.bpf.c               BPF programs, compiled CO-RE, one skeleton each
+#   bpf/vmlinux/<arch>/       pinned vmlinux.h (make vmlinux regenerates it from this kernel's BTF)
+#   userspace/poolscope.c     the command table and main()
+#   userspace/cmd-*.c         one file per subcommand, each registers itself (PS_COMMAND)
+#   userspace/common/         portable helpers, also built for Windows
+#   userspace/trace/          the trace file (SQLite) writer and reader
+#   userspace/etw/            ETL parser and converters (pure C)
+#   userspace/record/         libbpf side of `record` (Linux only)
+#   userspace/load/           the SMB / local workload
+#   userspace/win/            poolscope-win.exe (mingw-w64)
+#   analysis/                 pure C analysis over a loaded trace
+#   tests/unit/*_test.c       one test binary each, linked against the core library
+#   tests/live/*.sh           live tests (root, BTF); exit 77 = skip with a reason
+#
+# Targets: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help
+
+O        ?= .output
+V        ?=
+SAN      ?=
+WERROR   ?= 1
+CC       ?= cc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+MINGW_CC ?= x86_64-w64-mingw32-gcc
+ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-9s %s\n' "$(1)" "$(2)";
+endif
+
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wundef \
+	-Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ifeq ($(SAN),1)
+override O := $(O)/san
+OPT := -O1 -g $(SANFLAGS)
+SANLD := $(SANFLAGS)
+else
+OPT := -O2 -g
+SANLD :=
+endif
+
+CFLAGS  := $(OPT) -std=gnu11 $(WARN) -D_GNU_SOURCE -DPOOLSCOPE_VERSION='"$(VERSION)"' \
+	-I. -Iuserspace -I$(O) $(EXTRA_CFLAGS)
+DEPFLAGS = -MMD -MP
+LDLIBS_CORE := -lsqlite3 -lm
+LDLIBS_BPF  := -lbpf -lelf -lz
+LDLIBS_LOAD := $(shell pkg-config --libs smbclient 2>/dev/null || echo -lsmbclient) -luring -lpthread
+CFLAGS += $(shell pkg-config --cflags smbclient 2>/dev/null)
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Werror=undef \
+	-Ibpf -Ibpf/vmlinux/$(ARCH) -Iuserspace/common -I$(O)
+
+# --- sources ------------------------------------------------------------------------------------
+# Core: portable C with no libbpf and no Linux-only API, so tests and converters run without root.
+CORE_SRCS := $(wildcard userspace/common/*.c userspace/trace/*.c userspace/etw/*.c analysis/*.c)
+# The binary: command table, commands, recorder and workload (Linux).
+BIN_SRCS  := $(wildcard userspace/*.c userspace/record/*.c userspace/load/*.c)
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+TEST_SRCS := $(wildcard tests/unit/*_test.c)
+TEST_HARNESS := tests/unit/harness.c
+LIVE_PROGS := $(wildcard tests/live/progs/*.c)
+
+CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)
+BIN_OBJS  := $(BIN_SRCS:%.c=$(O)/%.o)
+BPF_OBJS  := $(BPF_SRCS:%.bpf.c=$(O)/%.bpf.o)
+SKELS     := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(BPF_SRCS))
+TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(O)/tests/%)
+LIVE_BINS := $(LIVE_PROGS:tests/live/progs/%.c=$(O)/tests/live/%)
+CORE_LIB  := $(O)/libpscore.a
+POOLSCOPE := $(O)/poolscope
+
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help check-deps
+
+all: $(POOLSCOPE) $(TEST_BINS) $(LIVE_BINS)
+
+# --- BPF ----------------------------------------------------------------------------------------
+$(O)/bpf/%.bpf.o: bpf/%.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -MF $(@:.o=.d) -MT $@ -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(O)/%.skel.h: $(O)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# The first build has no .d files yet: every recorder object waits for every skeleton.
+$(filter $(O)/userspace/record/%,$(BIN_OBJS)) $(O)/userspace/cmd-record.o: | $(SKELS)
+
+# --- C ------------------------------------------------------------------------------------------
+$(O)/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(POOLSCOPE): $(BIN_OBJS) $(CORE_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(SANLD) -o $@ $(BIN_OBJS) $(CORE_LIB) $(LDLIBS_BPF) $(LDLIBS_LOAD) $(LDLIBS_CORE)
+
+$(O)/tests/%_test: $(O)/tests/unit/%_test.o $(O)/tests/unit/harness.o $(CORE_LIB)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SANLD) -o $@ $^ $(LDLIBS_CORE)
+
+$(O)/tests/live/%: tests/live/progs/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< -lpthread
+
+# --- tests --------------------------------------------------------------------------------------
+# make test: deps, a normal build and a SAN=1 build; unit tests under both, live tests (root) once.
+test: check-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory SAN=1 all
+	$(Q)O=$(O) tests/run.sh
+
+test-unit: all
+	$(Q)O=$(O) tests/run.sh --unit
+
+test-live: all
+	$(Q)O=$(O) tests/run.sh --live
+
+bench: check-deps all
+	$(Q)O=$(O) tests/bench/run.sh
+
+demo: check-deps all
+	$(Q)O=$(O) tests/demo.sh
+
+# --- Windows ------------------------------------------------------------------------------------
+WIN_SRCS := $(wildcard userspace/win/*.c) $(filter-out %-linux.c,$(wildcard userspace/common/*.c))
+WIN_CFLAGS := -O2 -g -std=gnu11 $(WARN) -Iuserspace -D_WIN32_WINNT=0x0A00 -DPOOLSCOPE_VERSION='"$(VERSION)"'
+windows: $(O)/win/poolscope-win.exe
+
+$(O)/win/poolscope-win.exe: $(WIN_SRCS) $(wildcard userspace/win/*.h userspace/common/*.h)
+	$(call msg,MINGW,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $(WIN_SRCS) -ladvapi32 -lntdll
+
+# --- setup --------------------------------------------------------------------------------------
+# Debian packages everything needs: build, tests, demo, Windows cross-build.
+DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libsqlite3-dev sqlite3 \
+	libtraceevent-dev gnuplot-nox samba smbclient libsmbclient-dev mingw-w64 liburing-dev \
+	iproute2 pkg-config make gcc libclang-rt-14-dev
+deps:
+	tests/deps.sh $(DEB_PKGS)
+
+# Installs only when something is missing, so make test stays quick on a prepared machine.
+check-deps:
+	$(Q)tests/deps.sh --check $(DEB_PKGS)
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > bpf/vmlinux/$(ARCH)/vmlinux.h
+
+clean:
+	rm -rf $(O) .output
+
+help:
+	@sed -n '3,30p' Makefile
+
+-include $(shell find $(O) -path $(O)/san -prune -o -name '*.d' -print 2>/dev/null)

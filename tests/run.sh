@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# poolscope test runner: unit tests (normal and ASan/UBSan builds) and live tests (root, BTF).
+#   tests/run.sh [--unit|--live] [FILTER]
+# Prints one line per test and ends with "N passed, N failed, N skipped".
+set -u
+O=${O:-.output}
+mode=all
+case "${1:-}" in --unit) mode=unit; shift;; --live) mode=live; shift;; esac
+filter=${1:-}
+export PS_SRCDIR=$(pwd)
+pass=0 fail=0 skip=0
+failed_names=()
+
+count_unit() { # $1 = label, $2 = binary
+	local label=$1 bin=$2 line out
+	out=$("$bin" 2>&1)
+	local rc=$?
+	local seen=0
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) pass=$((pass+1)); seen=1; echo "ok   $label/${line#ok }";;
+		"FAIL "*) fail=$((fail+1)); seen=1; echo "FAIL $label/${line#FAIL }"; failed_names+=("$label/${line#FAIL }");;
+		"skip "*) skip=$((skip+1)); seen=1; echo "skip $label/${line#skip }";;
+		*) echo "     $line";;
+		esac
+	done <<< "$out"
+	if [ $seen = 0 ] || { [ $rc != 0 ] && ! grep -q '^FAIL ' <<< "$out"; }; then
+		fail=$((fail+1)); echo "FAIL $label: binary exited $rc"; failed_names+=("$label")
+	fi
+}
+
+if [ $mode != live ]; then
+	for variant in "" san; do
+		dir=$O/${variant:+$variant/}tests
+		[ -d "$dir" ] || continue
+		for bin in "$dir"/*_test; do
+			[ -x "$bin" ] || continue
+			name=$(basename "$bin")
+			[ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
+			count_unit "${variant:-unit}:${name%_test}" "$bin"
+		done
+	done
+fi
+
+if [ $mode != unit ]; then
+	export POOLSCOPE=$(cd "$O" && pwd)/poolscope
+	export PS_LIVE_BIN=$(cd "$O" && pwd)/tests/live
+	for t in tests/live/*.sh; do
+		[ -f "$t" ] || continue
+		name=$(basename "$t" .sh)
+		[ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
+		log=$(mktemp)
+		start=$(date +%s)
+		timeout --kill-after=10 "${PS_LIVE_TIMEOUT:-600}" bash "$t" >"$log" 2>&1
+		rc=$?
+		secs=$(( $(date +%s) - start ))
+		if [ $rc = 0 ]; then
+			pass=$((pass+1)); echo "ok   live/$name (${secs}s)"
+		elif [ $rc = 77 ]; then
+			skip=$((skip+1)); echo "skip live/$name: $(grep -i 'skip' "$log" | tail -1)"
+		else
+			fail=$((fail+1)); failed_names+=("live/$name")
+			echo "FAIL live/$name (exit $rc${rc:+, }${secs}s)"; sed 's/^/     /' "$log" | tail -40
+		fi
+		if [ -n "${PS_VERBOSE:-}" ]; then sed 's/^/     /' "$log"; fi
+		rm -f "$log"
+	done
+fi
+
+[ ${#failed_names[@]} = 0 ] || printf 'failed: %s\n' "${failed_names[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail = 0 ]

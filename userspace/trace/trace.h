@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The poolscope trace file: one SQLite database (WAL) per run, written by `record` (Linux eBPF)
+ * and by `convert` (Windows ETL / poolmon / sample files), read by report, diff, export, plot.
+ * docs/trace-format.md documents the schema; this header is its C face.
+ *
+ * Writer: ps_trace_create() -> meta, tags, then for each interval
+ *	ps_trace_begin_interval() ... samples, sysstat, slabinfo, counters, workload ...
+ *	ps_trace_commit_interval()
+ * One transaction per interval, so a recorder killed by SIGKILL leaves a readable file that
+ * misses at most the interval being written.
+ *
+ * Reader: ps_run_load() reads a whole trace into memory (struct ps_run) for analysis; analysis/
+ * never touches SQLite, so its tests build runs in memory.
+ */
+#ifndef PS_TRACE_H
+#define PS_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PS_TRACE_SCHEMA_VERSION 1
+/* SQLite application_id: "PSCP". A file without it is not ours. */
+#define PS_TRACE_APP_ID 0x50534350
+
+/* Tag kinds, stored as text in tags.kind. */
+#define PS_KIND_SLAB	"slab"		/* named kmem_cache (kmem_cache_alloc)           */
+#define PS_KIND_KMALLOC	"kmalloc"	/* kmalloc-N bucket, keyed by call site          */
+#define PS_KIND_PAGE	"page"		/* page allocator, order-N, keyed by call site   */
+#define PS_KIND_PERCPU	"percpu"	/* percpu allocator                              */
+#define PS_KIND_POOL	"pool"		/* Windows pool tag (pool = nonpaged/paged/...)  */
+
+/* One tag: what allocations are grouped by. Strings may be NULL (stored as NULL). */
+struct ps_tag {
+	int64_t id;		/* assigned by the writer / read back */
+	const char *kind;	/* PS_KIND_* */
+	const char *name;	/* display name: cache (named slab), "kmalloc-256", "order-3", "LSbf" */
+	const char *cache;	/* slab cache (resolved real name), kmalloc bucket or pool tag */
+	const char *cache_alias;/* name the kernel reported when it differs (merged SLUB caches) */
+	uint64_t site;		/* call site address (0: none); Windows: 0 */
+	const char *site_sym;	/* "tcp_sendmsg_locked+0x1a2" */
+	const char *site_module;/* NULL for vmlinux, "ksmbd"; Windows: "srv2.sys" */
+	const char *pool;	/* Linux "unreclaimable"/"reclaimable"; Windows "nonpaged"/"paged"/"session" */
+	const char *ctx;	/* "task", "softirq", "hardirq" or NULL (not split) */
+	const char *comm;	/* task comm class when the recorder splits by it, else NULL */
+	const char *owner;	/* driver/description (pooltag.txt), else NULL */
+	uint32_t flags;		/* PS_TAG_F_* */
+};
+
+#define PS_TAG_F_RECLAIMABLE	0x1	/* SReclaimable / paged pool: can leave RAM under pressure */
+#define PS_TAG_F_SLAB_BACKING	0x2	/* pages backing slabs or large kmalloc: counted elsewhere  */
+#define PS_TAG_F_SAMPLED	0x4	/* counts are scaled from an address-hash sample          */
+
+/*
+ * Per tag per interval. allocs, frees and the byte counts say what happened during the interval;
+ * live_* is the state at its end, counted from the start of the recording (Linux record, ETL)
+ * or absolute (poolmon snapshots: meta "live_absolute" = 1). Growth is live(end) - live(start)
+ * either way.
+ */
+struct ps_sample {
+	uint64_t allocs;
+	uint64_t frees;
+	uint64_t alloc_bytes;
+	uint64_t free_bytes;
+	int64_t live_objs;
+	int64_t live_bytes;
+};
+
+/* One interval of the workload (poolscope load): IOs completed in it and their latency. */
+struct ps_workload {
+	uint64_t ios;
+	uint64_t bytes;
+	uint64_t errors;
+	uint64_t lat_p50_ns;
+	uint64_t lat_p99_ns;
+	uint64_t lat_max_ns;
+	uint32_t inflight;	/* outstanding IOs at the end of the interval (all workers) */
+};
+
+/* One /proc/slabinfo line (or the kmem_cache iterator), ground truth beside the tracked numbers. */
+struct ps_slabinfo {
+	const char *cache;
+	uint64_t active_objs;
+	uint64_t num_objs;
+	uint32_t objsize;
+	uint32_t objperslab;
+	uint32_t pagesperslab;
+};
+
+/* One frame of a stack; depth 0 is the innermost (the allocator side). */
+struct ps_frame {
+	uint64_t addr;
+	const char *sym;	/* NULL when unresolved */
+	uint64_t off;		/* offset into sym, or into module when sym is NULL */
+	const char *module;	/* NULL for vmlinux; "ksmbd", "srv2.sys" */
+};
+
+/* A sampled stack of one tag with what was counted on it. */
+struct ps_stack {
+	int64_t id;
+	int64_t tag_id;
+	uint64_t hash;		/* content hash of the frame addresses (unique per tag) */
+	uint64_t allocs;	/* sampled allocations seen with this stack */
+	uint64_t bytes;		/* their bytes */
+	int64_t live_bytes;	/* of them, still live at the end (estimate, scaled by sample rate) */
+	const char *comm;	/* comm of the first sample */
+	const char *ctx;
+	uint32_t nframes;
+	struct ps_frame *frames;
+};
+
+struct ps_trace;
+
+#define PS_TRACE_F_FORCE 0x1	/* replace an existing file */
+
+/* Creates a new trace (mode 0600). -EEXIST when path exists and !FORCE. */
+int ps_trace_create(struct ps_trace **out, const char *path, unsigned flags);
+/* Finishes (checkpoints the WAL) and frees. NULL is fine. Returns 0 or -errno. */
+int ps_trace_close(struct ps_trace *t);
+/* Last SQLite/format error text for messages, never NULL. */
+const char *ps_trace_errmsg(const struct ps_trace *t);
+
+int ps_trace_set_meta(struct ps_trace *t, const char *key, const char *value);
+int ps_trace_set_meta_int(struct ps_trace *t, const char *key, int64_t value);
+
+/* Adds a tag; sets tag->id. Tags may be added at any time, also inside an interval. */
+int ps_trace_add_tag(struct ps_trace *t, struct ps_tag *tag);
+/* Renames/re-describes a tag (e.g. once a merged cache is resolved). */
+int ps_trace_update_tag(struct ps_trace *t, const struct ps_tag *tag);
+
+/*
+ * Interval idx (0, 1, ...), ending t_ns after the start of the run, wall clock wall_ns (ns since
+ * the epoch), lasting dur_ns. Everything until commit belongs to it.
+ */
+int ps_trace_begin_interval(struct ps_trace *t, uint32_t idx, uint64_t t_ns, uint64_t wall_ns,
+			    uint64_t dur_ns);
+int ps_trace_add_sample(struct ps_trace *t, int64_t tag_id, const struct ps_sample *s);
+/* /proc/meminfo-like counter in bytes: "SUnreclaim", "Slab", "NonPagedPool", ... */
+int ps_trace_add_sysstat(struct ps_trace *t, const char *name, int64_t value);
+int ps_trace_add_slabinfo(struct ps_trace *t, const struct ps_slabinfo *si);
+/* Cumulative counter, e.g. "events.kmalloc", "drops.ptr_map_full", "recursion_misses". */
+int ps_trace_add_counter(struct ps_trace *t, const char *name, int64_t value);
+int ps_trace_add_workload(struct ps_trace *t, const struct ps_workload *w);
+int ps_trace_commit_interval(struct ps_trace *t);
+
+/* Adds or replaces (by tag_id, hash) a stack with its frames; sets st->id. */
+int ps_trace_put_stack(struct ps_trace *t, struct ps_stack *st);
+
+/*
+ * Appends workload intervals to an existing trace (poolscope load --trace): opens it for
+ * writing without truncating. Same begin/commit calls.
+ */
+int ps_trace_open_rw(struct ps_trace **out, const char *path);
+
+/* --- the in-memory run ------------------------------------------------------------------------ */
+
+struct ps_meta_kv {
+	char *key;
+	char *value;
+};
+
+struct ps_interval {
+	uint64_t t_ns;
+	uint64_t wall_ns;
+	uint64_t dur_ns;
+};
+
+/* A named per-interval series (sysstat, counters), value at each interval (-1 when absent). */
+struct ps_series {
+	char *name;
+	int64_t *v;		/* [nintervals] */
+};
+
+struct ps_tag_series {
+	struct ps_tag tag;	/* strings owned by the run */
+	struct ps_sample *s;	/* [nintervals]; live_* carried forward over intervals with no row */
+	struct ps_sample total;	/* allocs/frees/bytes summed, live_* at the last interval */
+};
+
+struct ps_slab_series {
+	char *cache;
+	uint32_t objsize;
+	int64_t *active_objs;	/* [nintervals], -1 when absent */
+	int64_t *num_objs;
+};
+
+struct ps_run {
+	char *path;
+	size_t nmeta;
+	struct ps_meta_kv *meta;
+	uint32_t nintervals;
+	struct ps_interval *intervals;
+	size_t ntags;
+	struct ps_tag_series *tags;	/* index i has tags[i].tag.id, ids need not be dense */
+	size_t nsys;
+	struct ps_series *sys;
+	size_t ncounters;
+	struct ps_series *counters;
+	size_t nslab;
+	struct ps_slab_series *slab;
+	bool has_workload;
+	struct ps_workload *workload;	/* [nintervals] */
+	size_t nstacks;
+	struct ps_stack *stacks;
+};
+
+/*
+ * Loads a trace. On error returns -errno or -PS_ERR__* and writes a message naming the file and
+ * what is wrong into err (when err is not NULL).
+ */
+int ps_run_load(struct ps_run **out, const char *path, char *err, size_t errlen);
+void ps_run_free(struct ps_run *r);
+
+/* In-memory construction (tests, converters): an empty run with n intervals. */
+struct ps_run *ps_run_new(uint32_t nintervals);
+/* Adds a tag (strings copied); returns its series or NULL on ENOMEM. */
+struct ps_tag_series *ps_run_add_tag(struct ps_run *r, const struct ps_tag *tag);
+/* Recomputes every tag's total from its per-interval samples. */
+void ps_run_finish(struct ps_run *r);
+int ps_run_set_meta(struct ps_run *r, const char *key, const char *value);
+
+const char *ps_run_meta(const struct ps_run *r, const char *key);
+const struct ps_series *ps_run_sys(const struct ps_run *r, const char *name);
+const struct ps_series *ps_run_counter(const struct ps_run *r, const char *name);
+/* Last present value of a counter, or 0. */
+int64_t ps_run_counter_last(const struct ps_run *r, const char *name);
+const struct ps_tag_series *ps_run_tag(const struct ps_run *r, int64_t id);
+
+/* Writes an in-memory run as a trace file (fixtures, converters that build the run first). */
+int ps_run_save(const struct ps_run *r, const char *path, unsigned flags, char *err, size_t errlen);
+
+#endif
