@@ -139,10 +139,12 @@ $(O)/tests/live/%: tests/live/progs/%.c
 	$(Q)$(CC) $(CFLAGS) -o $@ $< -lpthread
 
 # --- tests --------------------------------------------------------------------------------------
-# make test: deps, a normal build and a SAN=1 build; unit tests under both, live tests (root) once.
+# make test: deps, a normal build, a SAN=1 build and the Windows cross-build (-Werror);
+# unit tests under both Linux builds, live tests (root) once.
 test: check-deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all
+	$(Q)$(MAKE) --no-print-directory windows
 	$(Q)O=$(O) tests/run.sh
 
 test-unit: all
