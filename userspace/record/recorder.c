@@ -212,7 +212,7 @@ static const char *const page_alloc_fns[] = {
 	"get_zeroed_page", "vma_alloc_folio", "__rmqueue", "rmqueue", "prep_new_page",
 	"post_alloc_hook", "bpf_", "__bpf_trace", "trace_", "__traceiter", "__alloc_pages_bulk",
 	"alloc_pages_bulk", "__page_frag_alloc", "page_frag_alloc", "__page_frag_cache_refill",
-	"alloc_slab_obj_exts",
+	"alloc_slab_obj_exts", "skb_page_frag_refill", "sk_page_frag_refill",
 };
 /* Frames that mean the page backs a slab or a large kmalloc (counted by the slab side). */
 static const char *const slab_backing_fns[] = {
