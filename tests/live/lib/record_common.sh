@@ -14,7 +14,11 @@ ps_need_root() {
 q() { sqlite3 -batch -noheader "$1" "$2"; }
 
 # Highest committed interval (or -1).
-ps_last_idx() { q "$1" "SELECT coalesce(max(idx), -1) FROM intervals" 2>/dev/null || echo -1; }
+# (The sqlite3 CLI creates a missing file, which would then make the recorder refuse it.)
+ps_last_idx() {
+	[ -s "$1" ] || { echo -1; return; }
+	q "$1" "SELECT coalesce(max(idx), -1) FROM intervals" 2>/dev/null || echo -1
+}
 
 # Waits (bounded) until the trace has an interval after the current one; prints its index.
 ps_next_idx() {
