@@ -30,6 +30,7 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u32 site_bits = 4;		/* sample 1 in 2^site_bits addresses */
 const volatile __u32 stack_sample = 64;		/* stack on 1 in N sampled slab allocs; 0 off */
 const volatile __u32 page_shift = 12;
+const volatile __u32 class_slot_bits = PS_CLASS_SLOT_BITS;	/* slots = 2^bits (map size) */
 const volatile __u8 filter_on;
 const volatile __u8 filter_comm_on;
 const volatile __u32 filter_tgid;
@@ -51,6 +52,13 @@ struct {
 	__type(key, __u64);
 	__type(value, struct ps_class_val);
 } classes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1 << PS_CLASS_SLOT_BITS);	/* resized to 2^class_slot_bits */
+	__type(key, __u32);
+	__type(value, struct ps_class_slot);
+} class_slots SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -96,6 +104,31 @@ static __always_inline __u64 arg_u64(unsigned long long *ctx, int i)
 	__u64 v = 0;
 
 	bpf_probe_read_kernel(&v, sizeof(v), &ctx[i]);
+	return v;
+}
+
+/*
+ * A class key for a kmem_cache. The pointer itself cannot be hashed (a trusted pointer: no
+ * arithmetic, and spilling it to read it back as a number is refused), and on 6.18 a char *
+ * field (s->name) loads as untrusted memory, not a number. s->random is a plain unsigned long,
+ * a per-cache random value (CONFIG_SLAB_FREELIST_HARDENED): one load, unique per kmem_cache
+ * (merged aliases share the one kmem_cache). Without that field (CO-RE), the raw pointer
+ * argument is read with a probe read, which costs a helper call.
+ */
+static __always_inline __u64 cache_id(const struct kmem_cache *s, unsigned long long *ctx,
+				      int argi)
+{
+	__u64 v = 0;
+
+	if (bpf_core_field_exists(s->random)) {
+		v = s->random;
+		if (v > 64)
+			return v;
+	}
+	if (argi >= 0)
+		bpf_probe_read_kernel(&v, sizeof(v), &ctx[argi]);
+	else
+		bpf_probe_read_kernel(&v, sizeof(v), &s->name);
 	return v;
 }
 
@@ -178,13 +211,47 @@ static __noinline struct ps_class_val *class_new(__u64 cls, const struct kmem_ca
 	return bpf_map_lookup_elem(&classes, &cls);
 }
 
+static __always_inline __u32 class_slot(__u64 cls)
+{
+	if (!class_slot_bits)
+		return 0;
+	return (__u32)((cls * 0x9E3779B97F4A7C15ull) >> (64 - class_slot_bits));
+}
+
+/*
+ * The hot path: a per-CPU array slot (an inlined address computation, no hashing of a key
+ * and no bucket walk); the hash map only for classes whose slot is taken on this CPU.
+ */
 static __always_inline struct ps_class_val *class_get(__u64 cls, const struct kmem_cache *s)
 {
-	struct ps_class_val *v = bpf_map_lookup_elem(&classes, &cls);
+	__u32 idx = class_slot(cls);
+	struct ps_class_slot *sl = bpf_map_lookup_elem(&class_slots, &idx);
+	struct ps_class_val *v;
 
+	if (sl) {
+		if (sl->cls == cls)
+			return &sl->v;
+		if (!sl->cls) {
+			sl->cls = cls;
+			if (s)
+				cache_info_add(cls, s);
+			return &sl->v;
+		}
+	}
+	v = bpf_map_lookup_elem(&classes, &cls);
 	if (v)
 		return v;
 	return class_new(cls, s);
+}
+
+static __always_inline struct ps_class_val *class_find(__u64 cls)
+{
+	__u32 idx = class_slot(cls);
+	struct ps_class_slot *sl = bpf_map_lookup_elem(&class_slots, &idx);
+
+	if (sl && sl->cls == cls)
+		return &sl->v;
+	return bpf_map_lookup_elem(&classes, &cls);
 }
 
 static __always_inline struct ps_class_val *page_class(__u32 order)
@@ -359,7 +426,7 @@ static __always_inline void free_sized(__u64 addr, __u64 cls, const struct kmem_
 
 	if (filter_on) {
 		/* Only frees of objects the filter let in are counted. */
-		cv = bpf_map_lookup_elem(&classes, &cls);
+		cv = class_find(cls);
 		if (untrack(addr, NULL, 0))
 			class_free(cv, bytes);
 		return;
@@ -374,7 +441,7 @@ SEC("tp_btf/kmem_cache_alloc")
 int BPF_PROG(kmem_cache_alloc, unsigned long call_site, const void *ptr, struct kmem_cache *s,
 	     gfp_t gfp, int node)
 {
-	__u64 addr = (__u64)ptr, bytes;
+	__u64 addr = (__u64)ptr, bytes, cls;
 
 	count(PS_C_EV_CACHE_ALLOC);
 	if (!ptr || !s)
@@ -384,9 +451,10 @@ int BPF_PROG(kmem_cache_alloc, unsigned long call_site, const void *ptr, struct 
 		return 0;
 	}
 	bytes = s->size;
-	class_alloc(class_get((__u64)s, s), bytes);
+	cls = cache_id(s, ctx, 2);
+	class_alloc(class_get(cls, s), bytes);
 	if (filter_on || addr_sampled(addr))
-		track(ctx, addr, (__u64)s, call_site, PS_K_SLAB, bytes, -1);
+		track(ctx, addr, cls, call_site, PS_K_SLAB, bytes, -1);
 	return 0;
 }
 
@@ -396,7 +464,7 @@ int BPF_PROG(kmem_cache_free, unsigned long call_site, const void *ptr, const st
 	count(PS_C_EV_CACHE_FREE);
 	if (!ptr || !s)
 		return 0;
-	free_sized((__u64)ptr, (__u64)s, s, s->size);
+	free_sized((__u64)ptr, cache_id(s, ctx, 2), s, s->size);
 	return 0;
 }
 
@@ -404,7 +472,7 @@ SEC("tp_btf/kmalloc")
 int BPF_PROG(kmalloc, unsigned long call_site, const void *ptr, size_t bytes_req,
 	     size_t bytes_alloc, gfp_t gfp, int node)
 {
-	__u64 addr = (__u64)ptr;
+	__u64 addr = (__u64)ptr, cls;
 	struct kmem_cache *s;
 
 	count(PS_C_EV_KMALLOC);
@@ -421,9 +489,10 @@ int BPF_PROG(kmalloc, unsigned long call_site, const void *ptr, size_t bytes_req
 		track(ctx, addr, PS_CLASS_KMALLOC_LARGE, call_site, PS_K_KMALLOC_LARGE, bytes_alloc, -1);
 		return 0;
 	}
-	class_alloc(class_get((__u64)s, s), bytes_alloc);
+	cls = cache_id(s, ctx, -1);
+	class_alloc(class_get(cls, s), bytes_alloc);
 	if (filter_on || addr_sampled(addr))
-		track(ctx, addr, (__u64)s, call_site, PS_K_KMALLOC, bytes_alloc, -1);
+		track(ctx, addr, cls, call_site, PS_K_KMALLOC, bytes_alloc, -1);
 	return 0;
 }
 
@@ -441,11 +510,11 @@ int BPF_PROG(kfree, unsigned long call_site, const void *ptr)
 	}
 	s = bpf_get_kmem_cache(addr);
 	if (s) {
-		free_sized(addr, (__u64)s, s, s->size);
+		free_sized(addr, cache_id(s, ctx, -1), s, s->size);
 		return 0;
 	}
 	/* Not a slab object: a large kmalloc, tracked exactly when allocated while recording. */
-	cv = filter_on ? bpf_map_lookup_elem(&classes, &(__u64){ PS_CLASS_KMALLOC_LARGE }) :
+	cv = filter_on ? class_find(PS_CLASS_KMALLOC_LARGE) :
 			 class_get(PS_CLASS_KMALLOC_LARGE, NULL);
 	bytes = untrack(addr, filter_on ? NULL : cv, 0);
 	if (!bytes)
@@ -517,7 +586,7 @@ int BPF_PROG(percpu_free_percpu, void *base_addr, int off, void *ptr)
 	count(PS_C_EV_PERCPU_FREE);
 	if (!ptr)
 		return 0;
-	cv = filter_on ? bpf_map_lookup_elem(&classes, &(__u64){ PS_CLASS_PERCPU }) :
+	cv = filter_on ? class_find(PS_CLASS_PERCPU) :
 			 class_get(PS_CLASS_PERCPU, NULL);
 	bytes = untrack((__u64)ptr, filter_on ? NULL : cv, 0);
 	if (bytes || !filter_on)

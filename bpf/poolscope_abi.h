@@ -81,6 +81,18 @@ struct ps_class_val {
 };
 _Static_assert(sizeof(struct ps_class_val) == 48, "ps_class_val layout");
 
+/*
+ * Per-CPU direct-mapped class slots: slot = hash(cls) >> (64 - PS_CLASS_SLOT_BITS). A slot is
+ * claimed by the first class that hashes there on that CPU; a class that finds its slot taken
+ * falls back to the "classes" hash map. Userspace sums both, per CPU, by cls.
+ */
+#define PS_CLASS_SLOT_BITS 10
+struct ps_class_slot {
+	__u64 cls;		/* 0: free */
+	struct ps_class_val v;
+};
+_Static_assert(sizeof(struct ps_class_slot) == 56, "ps_class_slot layout");
+
 struct ps_tag_key {
 	__u64 cls;		/* class: kmem_cache pointer, PS_CLASS_* */
 	__u64 site;		/* call site; for pages a stack id + 1 (0: none)  */

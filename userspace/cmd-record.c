@@ -42,7 +42,8 @@ static void usage(FILE *f)
 "      --pid P            count only allocations by process P\n"
 "      --cgroup PATH      count only allocations by tasks in cgroup PATH (v2)\n"
 "      --map-size M=N,... BPF map sizes: tags (65536), ptrs (262144),\n"
-"                         stacks (32768), stack-counts (65536), classes (4096)\n"
+"                         stacks (32768), stack-counts (65536), classes (4096),\n"
+"                         class-slots (1024, a power of two)\n"
 "      --empty-probes     attach empty programs only (benchmark floor)\n"
 "  -q, --quiet            no live status line\n"
 "  -h, --help             this text\n"
@@ -110,11 +111,15 @@ static int parse_map_sizes(char *arg, struct ps_record_opts *o)
 			dst = &o->map_stack_counts;
 		else if (!strcmp(tok, "classes"))
 			dst = &o->map_classes;
+		else if (!strcmp(tok, "class-slots"))
+			dst = &o->map_class_slots;
 		else
 			return -EINVAL;
 		if (ps_parse_size(eq + 1, &sz) || !sz || sz > (1u << 26))
 			return -EINVAL;
 		v = (uint32_t)sz;
+		if (dst == &o->map_class_slots && (v & (v - 1)))
+			return -EINVAL;
 		*dst = v;
 	}
 	return 0;
@@ -161,6 +166,7 @@ static int cmd_record(int argc, char **argv)
 		.interval_ns = 1000000000ull, .site_sample = 16, .stack_sample = 16,
 		.map_tags = 65536, .map_ptrs = 262144, .map_stacks = 32768,
 		.map_stack_counts = 65536, .map_classes = 4096,
+		.map_class_slots = 1024,
 	};
 	char err[1024], msg[256], *cmdline;
 	bool quiet = false;
@@ -223,7 +229,7 @@ static int cmd_record(int argc, char **argv)
 		case 6:
 			if (parse_map_sizes(optarg, &o)) {
 				fprintf(stderr, "poolscope record: --map-size: expected NAME=N[,...] with "
-					"NAME tags, ptrs, stacks, stack-counts or classes\n");
+					"NAME tags, ptrs, stacks, stack-counts, classes or class-slots (2^k)\n");
 				return PS_EXIT_USAGE;
 			}
 			break;

@@ -35,7 +35,7 @@ check "-h shows EXAMPLES" test $? = 0
 # Tiny maps: every overflow must be counted, none silently.
 db=$tmp/tiny.db
 "$POOLSCOPE" record -o "$db" -q -d 2 --interval 500ms --site-sample 1 --stack-sample 1 \
-	--map-size tags=8,ptrs=64,stacks=4,stack-counts=8,classes=8 &
+	--map-size tags=8,ptrs=64,stacks=4,stack-counts=8,classes=8,class-slots=1 &
 pid=$!
 sleep 0.3
 "$PS_LIVE_BIN/negdent" 3000 "$tmp" >/dev/null

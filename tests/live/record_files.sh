@@ -32,6 +32,7 @@ caches="$icache dentry filp"
 ps_start_recorder "$db" --interval 500ms || exit 1
 sleep 1
 ps_shrink $caches
+bases=""; for c in $caches; do bases="$bases $c=$(proc_active $c)"; done
 A=$(ps_next_idx "$db") || exit 1
 
 "$PS_LIVE_BIN/fileleak" "$N" 30 "$dir" > "$tmp/leak.out" &
@@ -44,8 +45,8 @@ B=$(ps_next_idx "$db") || exit 1
 
 kill -TERM "$LEAK_PID"; wait "$LEAK_PID"; LEAK_PID=
 rmdir "$dir"	# its negative dentries go with it
-sleep 1.5	# RCU-deferred inode frees
-ps_shrink $caches
+sleep 0.5
+ps_wait_released $((N / 100)) $bases	# RCU-deferred inode frees
 C=$(ps_next_idx "$db") || exit 1
 ps_stop_recorder || { echo "FAIL: recorder exit status"; cat "$db.err"; exit 1; }
 echo "intervals: baseline $A, held $B, released $C"

@@ -17,14 +17,15 @@ trap cleanup EXIT
 ps_start_recorder "$db" --interval 500ms || exit 1
 sleep 1
 ps_shrink dentry
+base=$(proc_active dentry)
 A=$(ps_next_idx "$db") || exit 1
 out=$("$PS_LIVE_BIN/negdent" "$N" "$dir") || { echo "FAIL: negdent: $out"; exit 1; }
 [ "$out" = done ] || { echo "FAIL: negdent printed '$out'"; exit 1; }
 ps_shrink dentry
 B=$(ps_next_idx "$db") || exit 1
 rmdir "$dir"
-sleep 1
-ps_shrink dentry
+sleep 0.5
+ps_wait_released $((N / 100)) dentry=$base
 C=$(ps_next_idx "$db") || exit 1
 ps_stop_recorder || { echo "FAIL: recorder exit status"; cat "$db.err"; exit 1; }
 

@@ -306,79 +306,82 @@ struct name_acc {
 	struct ps_class_val v;
 };
 
+static void class_add(struct ps_class_val *d, const struct ps_class_val *v)
+{
+	d->allocs += v->allocs;
+	d->frees += v->frees;
+	d->alloc_bytes += v->alloc_bytes;
+	d->free_bytes += v->free_bytes;
+	d->s_pre_frees += v->s_pre_frees;
+	d->s_pre_free_bytes += v->s_pre_free_bytes;
+}
+
+/* Adds one class's values to its name's accumulator (and to the page total). */
+static int acc_class(struct rec *r, uint64_t cls, const struct ps_class_val *v,
+		     struct name_acc **accp, size_t *nacc, size_t *cap, struct ps_class_val *pages)
+{
+	struct cls_info *ci = class_info(r, cls);
+	struct name_acc *acc = *accp;
+	size_t i;
+
+	if (!ci)
+		return 0;
+	if (cls >= PS_CLASS_PAGE_BASE && cls <= PS_CLASS_PAGE_BASE + PS_MAX_ORDER)
+		class_add(pages, v);
+	for (i = 0; i < *nacc; i++)
+		if (!strcmp(acc[i].name, ci->name))
+			break;
+	if (i == *nacc) {
+		if (*nacc + 1 >= *cap) {
+			size_t nc = *cap ? *cap * 2 : 512;
+			struct name_acc *na = realloc(acc, nc * sizeof(*na));
+
+			if (!na)
+				return -ENOMEM;
+			*accp = acc = na;
+			*cap = nc;
+		}
+		memset(&acc[i], 0, sizeof(acc[i]));
+		ps_strlcpy(acc[i].name, ci->name, sizeof(acc[i].name));
+		(*nacc)++;
+	}
+	class_add(&acc[i].v, v);
+	return 0;
+}
+
 static int write_classes(struct rec *r)
 {
 	int fd = bpf_map__fd(r->skel->maps.classes);
+	int sfd = bpf_map__fd(r->skel->maps.class_slots);
 	struct ps_class_val *vals = r->valbuf;
+	struct ps_class_slot *slots = r->valbuf;
 	struct name_acc *acc = NULL;
 	size_t nacc = 0, cap = 0;
 	uint64_t key, next, *prev = NULL;
 	struct ps_class_val pages = {};
 	int e = 0;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
+	for (uint32_t idx = 0; idx < r->o->map_class_slots && !e; idx++) {
+		if (bpf_map_lookup_elem(sfd, &idx, slots))
+			continue;
+		for (int c = 0; c < r->ncpus && !e; c++)
+			if (slots[c].cls)
+				e = acc_class(r, slots[c].cls, &slots[c].v, &acc, &nacc, &cap, &pages);
+	}
+	while (!e && !bpf_map_get_next_key(fd, prev, &next)) {
 		struct ps_class_val sum = {};
-		struct cls_info *ci;
-		size_t i;
 
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, vals))
 			continue;
-		for (int c = 0; c < r->ncpus; c++) {
-			sum.allocs += vals[c].allocs;
-			sum.frees += vals[c].frees;
-			sum.alloc_bytes += vals[c].alloc_bytes;
-			sum.free_bytes += vals[c].free_bytes;
-			sum.s_pre_frees += vals[c].s_pre_frees;
-			sum.s_pre_free_bytes += vals[c].s_pre_free_bytes;
-		}
-		ci = class_info(r, key);
-		if (!ci)
-			continue;
-		if (key >= PS_CLASS_PAGE_BASE && key <= PS_CLASS_PAGE_BASE + PS_MAX_ORDER) {
-			pages.allocs += sum.allocs;
-			pages.frees += sum.frees;
-			pages.alloc_bytes += sum.alloc_bytes;
-			pages.free_bytes += sum.free_bytes;
-			pages.s_pre_frees += sum.s_pre_frees;
-			pages.s_pre_free_bytes += sum.s_pre_free_bytes;
-		}
-		for (i = 0; i < nacc; i++)
-			if (!strcmp(acc[i].name, ci->name))
-				break;
-		if (i == nacc) {
-			if (nacc == cap) {
-				struct name_acc *na;
-
-				cap = cap ? cap * 2 : 512;
-				na = realloc(acc, cap * sizeof(*na));
-				if (!na) {
-					free(acc);
-					return -ENOMEM;
-				}
-				acc = na;
-			}
-			memset(&acc[nacc], 0, sizeof(acc[nacc]));
-			ps_strlcpy(acc[nacc].name, ci->name, sizeof(acc[nacc].name));
-			nacc++;
-		}
-		acc[i].v.allocs += sum.allocs;
-		acc[i].v.frees += sum.frees;
-		acc[i].v.alloc_bytes += sum.alloc_bytes;
-		acc[i].v.free_bytes += sum.free_bytes;
-		acc[i].v.s_pre_frees += sum.s_pre_frees;
-		acc[i].v.s_pre_free_bytes += sum.s_pre_free_bytes;
+		for (int c = 0; c < r->ncpus; c++)
+			class_add(&sum, &vals[c]);
+		e = acc_class(r, key, &sum, &acc, &nacc, &cap, &pages);
 	}
-	{
-		/* The page total, as one more pseudo class. */
-		struct name_acc *na = realloc(acc, (nacc + 1) * sizeof(*acc));
-
-		if (!na) {
-			free(acc);
-			return -ENOMEM;
-		}
-		acc = na;
+	if (e || (nacc + 1 >= cap && !(acc = realloc(acc, (nacc + 2) * sizeof(*acc))))) {
+		free(acc);
+		return e ? e : -ENOMEM;
 	}
 	memset(&acc[nacc], 0, sizeof(acc[nacc]));
 	strcpy(acc[nacc].name, "pages");
@@ -891,6 +894,7 @@ static int set_meta(struct rec *r)
 	META_I("map.stacks", r->o->map_stacks);
 	META_I("map.stack_counts", r->o->map_stack_counts);
 	META_I("map.classes", r->o->map_classes);
+	META_I("map.class_slots", r->o->map_class_slots);
 	if (r->o->comm)
 		META("filter.comm", r->o->comm);
 	if (r->o->pid)
@@ -1021,6 +1025,8 @@ static int load(struct rec *r)
 	bpf_map__set_max_entries(r->skel->maps.stacks, o->map_stacks);
 	bpf_map__set_max_entries(r->skel->maps.stack_counts, o->map_stack_counts);
 	bpf_map__set_max_entries(r->skel->maps.classes, o->map_classes);
+	bpf_map__set_max_entries(r->skel->maps.class_slots, o->map_class_slots);
+	r->skel->rodata->class_slot_bits = __builtin_ctz(o->map_class_slots);
 	bpf_map__set_max_entries(r->skel->maps.cache_info, o->map_classes);
 	for (size_t i = 0; i < ARRAY_SIZE(progs); i++) {
 		snprintf(tpname, sizeof(tpname), "btf_trace_%s", progs[i].tp);
@@ -1144,7 +1150,7 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 	if (r->ncpus <= 0)
 		return fail(r, r->ncpus ? r->ncpus : -EINVAL, "possible CPUs", NULL);
 	r->scale = o->site_sample;
-	r->valbuf = calloc(r->ncpus, 64);
+	r->valbuf = calloc(r->ncpus, 64);	/* largest per-CPU value: ps_class_slot (56) */
 	if (!r->valbuf || ps_htab_init(&r->btags, sizeof(struct ps_tag_key)) ||
 	    ps_htab_init(&r->page_utags, sizeof(struct page_ukey)) ||
 	    ps_htab_init(&r->classes, sizeof(uint64_t)))

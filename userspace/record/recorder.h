@@ -24,6 +24,7 @@ struct ps_record_opts {
 	int pid;
 	const char *cgroup;
 	uint32_t map_tags, map_ptrs, map_stacks, map_stack_counts, map_classes;
+	uint32_t map_class_slots;		/* power of two */
 	bool empty_probes;		/* benchmark floor: attach empty programs, count nothing */
 	bool status;			/* live status line on stderr */
 	char **cmd;			/* NULL or argv of the command to run */

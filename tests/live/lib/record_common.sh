@@ -90,3 +90,23 @@ check() { # description, then a command
 	local what=$1; shift
 	if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
 }
+
+# Current active objects of a cache in /proc/slabinfo.
+proc_active() { awk -v c="$1" '$1 == c { print $2 }' /proc/slabinfo; }
+
+# After a release: shrinks and waits (up to 8 s, RCU-deferred frees) until every cache given as
+# NAME=BASE is back within TOL objects of BASE.
+ps_wait_released() { # tol name=base...
+	local tol=$1 ok i kv; shift
+	for i in $(seq 1 40); do
+		ok=1
+		for kv in "$@"; do
+			ps_shrink "${kv%%=*}"
+			local d=$(( $(proc_active "${kv%%=*}") - ${kv#*=} ))
+			[ ${d#-} -le "$tol" ] || ok=0
+		done
+		[ $ok = 1 ] && return 0
+		sleep 0.2
+	done
+	return 0	# the checks that follow report what is still there
+}
