@@ -513,7 +513,11 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 
 /* --- stacks -------------------------------------------------------------------------------- */
 
-static struct ring_ent *ring_match(struct conv *c, int64_t ts, uint32_t tid, uint16_t cpu)
+/* The allocation a stack event belongs to: same timestamp, same thread (or, for headers
+ * without a thread, the same processor preferred). A kernel part takes an allocation that has
+ * none yet; a user part may follow a kernel part. */
+static struct ring_ent *ring_match(struct conv *c, int64_t ts, uint32_t tid, uint16_t cpu,
+				   bool any)
 {
 	struct ring_ent *best = NULL;
 
@@ -521,7 +525,7 @@ static struct ring_ent *ring_match(struct conv *c, int64_t ts, uint32_t tid, uin
 		struct ring_ent *r = &c->ring[(c->ring_head + RING - 1 - k) % RING];
 		if (r->ts < ts)
 			break;			/* the ring is in time order */
-		if (r->ts != ts || r->stacked)
+		if (r->ts != ts || (r->stacked && !any))
 			continue;
 		if (r->tid == tid)
 			return r;
@@ -597,7 +601,7 @@ static int on_stackwalk(struct conv *c, const struct ps_etl_event *ev)
 		uint32_t pid = ps_rd32(d + 8), tid = ps_rd32(d + 12);
 		uint64_t first = ps_rdptr(d + 16, p);
 		bool user = ev->type == 38 || (ev->type == 32 && !is_kernel_addr(first, p));
-		struct ring_ent *r = ring_match(c, ts, tid, ev->cpu);
+		struct ring_ent *r = ring_match(c, ts, tid, ev->cpu, user);
 
 		if (!r) {
 			c->res->stacks_unmatched++;
