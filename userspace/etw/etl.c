@@ -587,8 +587,6 @@ static int read_header(struct ps_etl *e, char *err, size_t errlen)
 	ref.cpu = ps_rd16(h + 0x28) & 0x07ff;
 	ref.flag = ps_rd16(h + 0x34);
 	uint16_t btype = ps_rd16(h + 0x36);
-	uint32_t marker = ps_rd32(h + HDR);
-	(void)marker;
 	if (ref.size < HDR || ref.size > PS_ETL_MAX_BUFFER || ref.saved < HDR + 32 ||
 	    ref.saved > ref.size || (ref.flag & PS_ETL_BUF_COMPRESSED)) {
 		snprintf(err, errlen, "%s: offset 0x0: not an ETL file (header buffer: BufferSize "
