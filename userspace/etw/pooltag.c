@@ -26,7 +26,7 @@ static int parse_line(char *line, struct ps_pooltag_ent *e)
 	char *s = line, *sep1, *sep2;
 	size_t tl;
 
-	while (*s == ' ' || *s == '\t')
+	while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
 		s++;
 	if (!*s || !strncasecmp(s, "rem", 3) || !strncmp(s, "//", 2) || *s == 0x1a)
 		return 0;
