@@ -61,6 +61,16 @@ int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev)
 	uint64_t k;
 	size_t j;
 
+	/* Kernel kinds are most events: a direct table, no hashing. */
+	if (kernel) {
+		if (!h->kidx && !(h->kidx = calloc(65536, sizeof(*h->kidx))))
+			return -ENOMEM;
+		uint32_t *ki = &h->kidx[(uint32_t)g << 8 | t];
+		if (*ki) {
+			h->ent[*ki - 1].count++;
+			return 0;
+		}
+	}
 	if ((h->n + 1) * 2 > h->nslot && grow(h) < 0)
 		return -ENOMEM;
 	k = key_hash(kernel, g, t, id, guid);
@@ -90,6 +100,8 @@ int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev)
 		memcpy(e->guid, guid, 16);
 	e->count = 1;
 	h->slot[j] = (uint32_t)++h->n;
+	if (kernel)
+		h->kidx[(uint32_t)g << 8 | t] = (uint32_t)h->n;
 	return 0;
 }
 
@@ -116,6 +128,12 @@ void ps_etl_hist_sort(struct ps_etl_hist *h)
 {
 	qsort(h->ent, h->n, sizeof(*h->ent), cmp_ent);
 	/* indexes moved: rebuild the slots */
+	if (h->kidx) {
+		memset(h->kidx, 0, 65536 * sizeof(*h->kidx));
+		for (size_t i = 0; i < h->n; i++)
+			if (h->ent[i].kernel)
+				h->kidx[(uint32_t)h->ent[i].group << 8 | h->ent[i].type] = (uint32_t)i + 1;
+	}
 	free(h->slot);
 	h->slot = NULL;
 	h->nslot = 0;
@@ -134,6 +152,7 @@ void ps_etl_hist_free(struct ps_etl_hist *h)
 {
 	free(h->ent);
 	free(h->slot);
+	free(h->kidx);
 	memset(h, 0, sizeof(*h));
 }
 

@@ -38,11 +38,27 @@ long ps_xpress_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t 
 		}
 		nflags--;
 		if (!(flags & (1u << nflags))) {
+			/*
+			 * A run of literals: the 0 bits below this one say how many follow (the
+			 * flag word's remaining bits, counted from the top).
+			 */
+			uint32_t rest = flags << (31 - nflags);	/* this bit at the top */
+			size_t run = rest ? (size_t)__builtin_clz(rest) : (size_t)nflags + 1;
+			if (run > (size_t)nflags + 1)
+				run = (size_t)nflags + 1;
 			if (ip >= inlen)
 				break;			/* end of stream */
-			if (op >= cap)
-				goto nospace;
-			out[op++] = in[ip++];
+			if (run > inlen - ip)
+				run = inlen - ip;
+			if (run > cap - op) {
+				if (op >= cap)
+					goto nospace;
+				run = cap - op;
+			}
+			memcpy(out + op, in + ip, run);
+			op += run;
+			ip += run;
+			nflags -= (int)run - 1;
 			continue;
 		}
 		if (ip >= inlen)
@@ -98,13 +114,41 @@ long ps_xpress_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t 
 		}
 		if (len > cap - op)
 			goto nospace;
-		/* Overlapping copy is the point (runs): byte by byte when the regions overlap. */
-		if (off >= len) {
-			memcpy(out + op, out + op - off, len);
-			op += len;
+		/*
+		 * Overlapping copy is the point (runs). With room for 16 bytes of overshoot,
+		 * chunks no longer than the distance are exact: each reads bytes already written.
+		 */
+		uint8_t *d = out + op;
+		const uint8_t *src = d - off;
+		op += len;
+		if (__builtin_expect(cap - (op - len) >= len + 16, 1)) {
+			uint8_t *end = d + len;
+			if (off >= 16) {
+				do {
+					memcpy(d, src, 16);
+					d += 16;
+					src += 16;
+				} while (d < end);
+			} else if (off >= 8) {
+				do {
+					memcpy(d, src, 8);
+					d += 8;
+					src += 8;
+				} while (d < end);
+			} else {
+				/* short period: bytes until the copy is 8 behind, then chunks */
+				size_t k = 0;
+				for (; k < 8 && k < len; k++)
+					d[k] = src[k];
+				if (k < len) {
+					size_t per = off * ((8 + off - 1) / off);	/* >= 8 */
+					for (d += k; d < end; d += 8)
+						memcpy(d, d - per, 8);
+				}
+			}
 		} else {
-			for (size_t i = 0; i < len; i++, op++)
-				out[op] = out[op - off];
+			for (size_t i = 0; i < len; i++)
+				d[i] = src[i];
 		}
 	}
 	return (long)op;
