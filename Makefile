@@ -159,6 +159,19 @@ bench: check-deps all
 demo: check-deps all
 	$(Q)O=$(O) tests/demo.sh
 
+# --- fuzz ---------------------------------------------------------------------------------------
+# libFuzzer over the .etl reader and the XPRESS decoder, seeded with the corpus .etl files.
+FUZZ_SECS  ?= 60
+FUZZ_SEEDS ?= $(or $(PS_CORPUS),../shared/corpus)/etl
+FUZZ_SRCS  := tests/fuzz/etl_fuzz.c userspace/etw/etl.c userspace/etw/xpress.c userspace/common/util.c
+fuzz:
+	$(call msg,FUZZ,$(O)/fuzz/etl_fuzz)
+	$(Q)mkdir -p $(O)/fuzz/work
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Iuserspace -DPOOLSCOPE_VERSION='"fuzz"' \
+		-fsanitize=fuzzer,address,undefined $(FUZZ_SRCS) -o $(O)/fuzz/etl_fuzz
+	$(Q)$(O)/fuzz/etl_fuzz -max_total_time=$(FUZZ_SECS) -max_len=131072 -timeout=10 \
+		$(O)/fuzz/work $(FUZZ_SEEDS)
+
 # --- Windows ------------------------------------------------------------------------------------
 WIN_SRCS := $(wildcard userspace/win/*.c) $(filter-out %-linux.c,$(wildcard userspace/common/*.c))
 WIN_CFLAGS := -O2 -g -std=gnu11 $(WARN) -Iuserspace -D_WIN32_WINNT=0x0A00 -DPOOLSCOPE_VERSION='"$(VERSION)"'

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bad input: every truncation prefix of the small corpus files (both walk orders), patched
+ * corpus files (wrong magic, absurd BufferSize, SavedOffset outside the buffer, an event that
+ * overruns its buffer, garbage in a compressed buffer) and truncated synthetic pool files
+ * through the whole converter. What must hold: a clear error naming the offset, the sound part
+ * kept, no crash (the SAN build runs this too), no hang (the harness alarm).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "common/util.h"
+#include "etw/convert.h"
+#include "etw/etl.h"
+#include "trace/trace.h"
+#include "etl_corpus.h"
+#include "etlwriter.c"
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	rewind(f);
+	b = malloc(*len ? *len : 1);
+	if (fread(b, 1, *len, f) != *len) {
+		free(b);
+		b = NULL;
+	}
+	fclose(f);
+	return b;
+}
+
+static int memfd_with(const uint8_t *b, size_t n)
+{
+	int fd = memfd_create("etl", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, b, n) != (ssize_t)n) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct walk {
+	int open_rc;
+	char err[512];
+	uint64_t events;
+	uint32_t problems;
+	char problem0[400];
+};
+
+static struct walk walk_fd(int fd, unsigned flags)
+{
+	struct walk w = { 0 };
+	struct ps_etl *e;
+	struct ps_etl_event ev;
+
+	w.open_rc = ps_etl_open_fd(&e, fd, "t.etl", flags, w.err, sizeof(w.err));
+	if (w.open_rc < 0)
+		return w;
+	while (ps_etl_next(e, &ev) > 0)
+		;
+	w.events = ps_etl_stats(e)->events;
+	w.problems = ps_etl_stats(e)->problems;
+	if (ps_etl_problem(e, 0))
+		ps_strlcpy(w.problem0, ps_etl_problem(e, 0), sizeof(w.problem0));
+	ps_etl_close(e);
+	return w;
+}
+
+/*
+ * Prefixes from the whole file down to 0 bytes, every `step` bytes, plus every byte within 96 of
+ * each buffer boundary and of the first 1 KiB (the header event). Events never increase as the
+ * file shrinks; a failed open names the offset; a walk never crashes.
+ */
+static void truncations(const char *rel, size_t step)
+{
+	size_t n;
+	uint8_t *b;
+	int fd;
+
+	if (!corpus_have(rel))
+		return;
+	b = slurp(corpus_path(rel), &n);
+	if (!ASSERT_NOT_NULL(b, rel))
+		return;
+	fd = memfd_with(b, n);
+	if (!ASSERT_TRUE(fd >= 0, "memfd")) {
+		free(b);
+		return;
+	}
+	uint32_t bs = ps_rd32(b);
+	uint64_t last[2] = { UINT64_MAX, UINT64_MAX };
+	for (size_t len = n + 1; len-- > 0;) {
+		size_t rel_off = bs ? len % bs : 0;
+		bool dense = len < 1024 || rel_off < 96 || bs - rel_off < 96 || len > n - 96;
+		if (!dense && len % step)
+			continue;
+		if (ftruncate(fd, (off_t)len) < 0)
+			break;
+		for (unsigned flags = 0; flags <= PS_ETL_ORDERED; flags++) {
+			struct walk w = walk_fd(fd, flags);
+			char what[128];
+			snprintf(what, sizeof(what), "%s prefix %zu flags %u", rel, len, flags);
+			if (w.open_rc < 0) {
+				if (!ASSERT_STRSTR(w.err, "offset 0x", what))
+					goto out;
+				w.events = 0;
+			}
+			if (!ASSERT_TRUE(w.events <= last[flags], what))
+				goto out;
+			if (w.problems && !ASSERT_STRSTR(w.problem0, "offset 0x", what))
+				goto out;
+			last[flags] = w.events;
+		}
+	}
+out:
+	close(fd);
+	free(b);
+}
+
+/* Small files: every prefix. */
+TEST(truncations_lxcore_every_prefix) { truncations("etl/lxcore_kernel.etl", 1); }
+TEST(truncations_selfdescribing_compressed_every_prefix)
+{
+	truncations("etl/SelfDescribingSingleEvent.etl", 1);
+}
+TEST(truncations_primitive_types_every_prefix) { truncations("etl/primitive-types.etl", 1); }
+TEST(truncations_first_buffer_every_prefix)
+{
+	truncations("etl/FIRST_BUFFER_BootPerfDiagLogger_0x2a8.bin", 1);
+}
+/* 128 KiB files: every 7th prefix plus every byte near buffer boundaries and the header. */
+TEST(truncations_hw3d_step7) { truncations("etl/hw3d_trace.etl", 7); }
+TEST(truncations_clrrundown_step7) { truncations("etl/PerfViewData.clrRundown.etl", 7); }
+
+static struct walk walk_patched(const uint8_t *b, size_t n, unsigned flags)
+{
+	int fd = memfd_with(b, n);
+	struct walk w = walk_fd(fd, flags);
+	close(fd);
+	return w;
+}
+
+TEST(wrong_magic)
+{
+	uint8_t b[4096];
+
+	memset(b, 'x', sizeof(b));
+	struct walk w = walk_patched(b, sizeof(b), 0);
+	ASSERT_EQ(w.open_rc, -PS_ERR__CORRUPT, "open");
+	ASSERT_STRSTR(w.err, "t.etl: offset 0x", "message names file and offset");
+	w = walk_patched(b, 10, 0);
+	ASSERT_STRSTR(w.err, "too short", "tiny file");
+	w = walk_patched(b, 0, 0);
+	ASSERT_STRSTR(w.err, "too short", "empty file");
+}
+
+/* lxcore_kernel.etl: 3 x 8 KiB buffers, events in buffers 0 and 1/2. */
+TEST(absurd_sizes_and_offsets_keep_the_sound_part)
+{
+	size_t n;
+	uint8_t *b, *c;
+
+	if (!corpus_have("etl/lxcore_kernel.etl"))
+		return;
+	b = slurp(corpus_path("etl/lxcore_kernel.etl"), &n);
+	if (!ASSERT_NOT_NULL(b, "read"))
+		return;
+	c = malloc(n);
+	struct walk full = walk_patched(b, n, 0);
+	ASSERT_EQ(full.events, 4, "events");
+
+	/* buffer 1 claims 4 GiB: the walk stops there with the offset, buffer 0 is kept */
+	memcpy(c, b, n);
+	put32(c + 0x2000, 0xffffffff);
+	struct walk w = walk_patched(c, n, 0);
+	ASSERT_EQ(w.open_rc, 0, "open");
+	ASSERT_TRUE(w.events >= 1 && w.events < 4, "buffer 0 kept");
+	ASSERT_STRSTR(w.problem0, "offset 0x2000: buffer 1: BufferSize 4294967295 is impossible",
+		      "message");
+
+	/* SavedOffset outside the buffer: that buffer is skipped, the next one read */
+	for (unsigned flags = 0; flags <= PS_ETL_ORDERED; flags++) {
+		memcpy(c, b, n);
+		put32(c + 0x2000 + 4, 0x100000);
+		w = walk_patched(c, n, flags);
+		ASSERT_STRSTR(w.problem0, "offset 0x2000: buffer 1: SavedOffset 0x100000 outside",
+			      "message");
+		ASSERT_EQ(w.problems, 1, "one problem");
+	}
+
+	/* the header buffer's SavedOffset outside: not an ETL file, offset 0 */
+	memcpy(c, b, n);
+	put32(c + 4, 0x100000);
+	w = walk_patched(c, n, 0);
+	ASSERT_EQ(w.open_rc, -PS_ERR__CORRUPT, "header");
+	ASSERT_STRSTR(w.err, "offset 0x0: not an ETL file", "header message");
+
+	/* an event whose size overruns its buffer: the rest of that buffer is skipped */
+	memcpy(c, b, n);
+	uint32_t saved1 = ps_rd32(c + 0x2000 + 4);
+	if (ASSERT_TRUE(saved1 > 0x48 + 16, "buffer 1 has events")) {
+		put16(c + 0x2000 + 0x48, 0xfff0);	/* EVENT_HEADER size @0 */
+		w = walk_patched(c, n, 0);
+		ASSERT_STRSTR(w.problem0, "offset 0x2048: buffer 1, event at +0x48", "message");
+		ASSERT_EQ(w.problems, 1, "one problem");
+	}
+	free(c);
+	free(b);
+}
+
+TEST(garbage_in_a_compressed_buffer)
+{
+	size_t n;
+	uint8_t *b;
+
+	if (!corpus_have("etl/SelfDescribingSingleEvent.etl"))
+		return;
+	b = slurp(corpus_path("etl/SelfDescribingSingleEvent.etl"), &n);
+	if (!ASSERT_NOT_NULL(b, "read"))
+		return;
+	struct walk full = walk_patched(b, n, 0);
+	uint32_t off1 = ps_rd32(b);		/* buffer 1 follows the header buffer */
+	uint32_t size1 = ps_rd32(b + off1);
+	if (!ASSERT_TRUE(ps_rd16(b + off1 + 0x34) & 0x40, "buffer 1 compressed"))
+		goto out;
+	uint32_t x = 7;
+	for (uint32_t i = 0x48; i < size1; i++) {
+		x = x * 1103515245 + 12345;
+		b[off1 + i] = (uint8_t)(x >> 24);
+	}
+	for (unsigned flags = 0; flags <= PS_ETL_ORDERED; flags++) {
+		struct walk w = walk_patched(b, n, flags);
+		ASSERT_EQ(w.open_rc, 0, "open");
+		ASSERT_TRUE(w.problems >= 1, "problem reported");
+		ASSERT_STRSTR(w.problem0, "buffer 1", "names the buffer");
+		ASSERT_STRSTR(w.problem0, "offset 0x", "names the offset");
+		ASSERT_TRUE(w.events < full.events && w.events > 0, "other buffers kept");
+	}
+out:
+	free(b);
+}
+
+/* The converter over every 5th prefix of a compressed synthetic pool file: never a crash,
+ * allocations never increase as the file shrinks. */
+TEST(convert_truncated_compressed_pool_file)
+{
+	char path[1024], db[1024], err[600];
+	uint8_t d[64];
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/p.etl", ps_test_tmpdir());
+	struct etlw *w = etlw_open(path, 8, 2, 512, true, 1000, 10000000, 132404548206236167LL);
+	if (!ASSERT_NOT_NULL(w, "writer"))
+		return;
+	for (int i = 0; i < 200; i++) {
+		uint32_t l = ew_pool(d, 8, 0, "Tst1", 64 + i, 0xffffa00000000000ULL + 64 * (i / 2), -1);
+		etlw_event(w, i & 1, true, 0x0e, (i & 1) ? 0x22 : 0x20, 2, 0, 0, 1000 + 100000 * i,
+			   d, l);
+	}
+	etlw_close(w);
+	uint8_t *b = slurp(path, &n);
+	uint64_t last = UINT64_MAX;
+	for (size_t len = n + 1; len-- > 0;) {
+		if (len % 5 && len != n)
+			continue;
+		FILE *f = fopen(path, "wb");
+		fwrite(b, 1, len, f);
+		fclose(f);
+		snprintf(db, sizeof(db), "%s/p.db", ps_test_tmpdir());
+		struct ps_trace *t;
+		if (!ASSERT_OK(ps_trace_create(&t, db, PS_TRACE_F_FORCE), "create"))
+			break;
+		struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
+		struct ps_convert_result res;
+		int r = ps_convert_etl(t, path, &o, &res, err, sizeof(err));
+		ps_trace_close(t);
+		char what[64];
+		snprintf(what, sizeof(what), "prefix %zu", len);
+		if (r < 0) {
+			if (!ASSERT_STRSTR(err, "offset 0x", what))
+				break;
+			res.pool_allocs = 0;
+		} else if (len == n) {
+			ASSERT_EQ(res.pool_allocs, 100, "full file allocs");
+			ASSERT_EQ(res.pool_frees, 100, "full file frees");
+			ASSERT_EQ(res.problems, 0, "full file problems");
+		}
+		if (!ASSERT_TRUE(res.pool_allocs <= last, what))
+			break;
+		last = res.pool_allocs;
+	}
+	free(b);
+}

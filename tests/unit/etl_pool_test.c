@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pool events end to end: no public trace holds pool events, so these tests write their own
+ * .etl files (etlwriter.c, the documented layout) - 64-bit, 32-bit and XPRESS-compressed, on two
+ * processors with small buffers so the reader must merge buffers by time - run them through
+ * ps_convert_etl() and read the trace file back (ps_run_load) to check every field: tags,
+ * pools, owners from a pooltag file, per-interval samples, pairing by Entry (+session),
+ * preexisting and implicit frees, module+offset stacks from image rundowns, StackWalk matching by
+ * timestamp+thread, stack keys resolved by the first later KeyDelete/KeyRundown, key reuse,
+ * lost-event counters, meta.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "common/util.h"
+#include "etw/convert.h"
+#include "etw/etl.h"
+#include "trace/trace.h"
+#include "etlwriter.c"
+
+#define FREQ	10000000LL
+#define T0	5000000000LL
+#define SEC	FREQ
+#define FT0	132404548206236167LL
+
+struct scen {
+	unsigned p;
+	uint64_t nt, srv, user_img;
+	uint64_t e1, e2, e3, e5, e7, e9;
+	uint64_t k1, k9;
+};
+
+static struct scen scen_for(unsigned p)
+{
+	struct scen s = { .p = p };
+	if (p == 8) {
+		s.nt = 0xfffff80000000000ULL;
+		s.srv = 0xfffff88001000000ULL;
+		s.user_img = 0x7ff600000000ULL;
+		s.e1 = 0xffffa00000001000ULL; s.e2 = 0xffffa00000002000ULL;
+		s.e3 = 0xfffff90000003000ULL; s.e5 = 0xffffa00000005000ULL;
+		s.e7 = 0xffffa00000007000ULL; s.e9 = 0xffffa00000009000ULL;
+		s.k1 = 0xffffba0f6516bda0ULL; s.k9 = 0xffffba0f65119be0ULL;
+	} else {
+		s.nt = 0x80400000; s.srv = 0x91000000; s.user_img = 0x00400000;
+		s.e1 = 0x85001000; s.e2 = 0x85002000; s.e3 = 0x95003000; s.e5 = 0x85005000;
+		s.e7 = 0x85007000; s.e9 = 0x85009000;
+		s.k1 = 0x8a16bda0; s.k9 = 0x8a119be0;
+	}
+	return s;
+}
+
+static const char *write_scenario(const char *name, unsigned p, bool compress)
+{
+	static char path[1024];
+	struct scen s = scen_for(p);
+	uint8_t d[512];
+	uint32_t n;
+	char tag[4];
+
+	snprintf(path, sizeof(path), "%s/%s", ps_test_tmpdir(), name);
+	struct etlw *w = etlw_open(path, p, 2, 512, compress, T0, FREQ, FT0);
+	if (!w)
+		return NULL;
+	w->events_lost = 3;
+	w->buffers_lost = 1;
+	/* rundown: kernel images, a user image (ignored), the System process */
+	n = ew_image(d, p, s.nt, 0x800000, "\\SystemRoot\\system32\\ntoskrnl.exe");
+	etlw_event(w, 0, true, 0x14, 3, 3, 0, 0, T0 + 100, d, n);
+	n = ew_image(d, p, s.srv, 0x100000, "\\SystemRoot\\System32\\DRIVERS\\srv2.sys");
+	etlw_event(w, 0, true, 0x14, 3, 3, 0, 0, T0 + 110, d, n);
+	n = ew_image(d, p, s.user_img, 0x10000, "C:\\Windows\\app.exe");
+	etlw_event(w, 1, false, 0x03, 10, 3, 300, 300, T0 + 115, d, n);
+	n = ew_process(d, p, 4, "System");
+	etlw_event(w, 0, true, 0x03, 3, 4, 0, 0, T0 + 120, d, n);
+
+	/* interval 0 */
+	uint64_t f1[] = { s.nt + 0x1234, s.srv + 0x5678, s.srv + 0x9abc };
+	n = ew_pool(d, p, 512, "LSbf", 0x100, s.e1, -1);		/* NonPagedPoolNx */
+	etlw_event(w, 0, false, 0x0e, 0x20, 2, 100, 4, T0 + 1000, d, n);
+	n = ew_stack(d, p, T0 + 1000, 4, 100, f1, 3);
+	etlw_event(w, 0, true, 0x18, 32, 2, 0, 0, T0 + 1013, d, n);
+
+	n = ew_pool(d, p, 1 | 0x10000000, "Leak", 0x3000, s.e2, -1);	/* paged, big pool */
+	etlw_event(w, 1, true, 0x0e, 0x20, 2, 0, 0, T0 + 2000, d, n);
+	put64(d, T0 + 2000); put32(d + 8, 4); put32(d + 12, 200); putptr(d + 16, s.k1, p);
+	etlw_event(w, 1, true, 0x18, 37, 2, 0, 0, T0 + 2013, d, 16 + p);
+	put64(d, T0 + 2000); put32(d + 8, 4); put32(d + 12, 200); putptr(d + 16, s.k9, p);
+	etlw_event(w, 1, true, 0x18, 38, 2, 0, 0, T0 + 2020, d, 16 + p);
+
+	n = ew_pool(d, p, 33, "Sess", 0x40, s.e3, 1);			/* PagedPoolSession */
+	etlw_event(w, 0, false, 0x0e, 0x21, 2, 101, 500, T0 + 3000, d, n);
+	n = ew_pool(d, p, 33, "Sess", 0x80, s.e3, 2);			/* same address, session 2 */
+	etlw_event(w, 1, false, 0x0e, 0x21, 2, 102, 600, T0 + 3500, d, n);
+
+	memcpy(tag, "LSbf", 4);
+	tag[3] |= (char)0x80;						/* PROTECTED_POOL */
+	n = ew_pool(d, p, 0, tag, 0x200, s.e5, -1);
+	etlw_event(w, 0, false, 0x0e, 0x20, 2, 100, 4, T0 + 4000, d, n);
+	n = ew_stack(d, p, T0 + 4000, 4, 100, f1, 3);
+	etlw_event(w, 0, true, 0x18, 32, 2, 0, 0, T0 + 4013, d, n);
+
+	/* interval 1 */
+	n = ew_pool(d, p, 512, "LSbf", 0, s.e1, -1);
+	etlw_event(w, 1, false, 0x0e, 0x22, 2, 100, 4, T0 + SEC + 100, d, n);
+	n = ew_pool(d, p, 0, "Xxxx", 0, s.e9, -1);			/* allocated before the trace */
+	etlw_event(w, 0, false, 0x0e, 0x22, 2, 100, 4, T0 + SEC + 200, d, n);
+	n = ew_pool(d, p, 33, "Sess", 0, s.e3, 1);
+	etlw_event(w, 1, false, 0x0e, 0x23, 2, 101, 500, T0 + SEC + 300, d, n);
+	uint64_t f2[] = { s.srv + 0x1111, s.nt + 0x2222 };
+	n = ew_key(d, p, s.k1, f2, 2);
+	etlw_event(w, 0, true, 0x18, 35, 2, 0, 0, T0 + SEC + 400, d, n);	/* KeyDelete */
+	n = ew_pool(d, p, 1, "Leak", 0x1000, s.e2, -1);		/* E2 again: its free was lost */
+	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + SEC + 500, d, n);
+	put64(d, T0 + SEC + 500); put32(d + 8, 4); put32(d + 12, 200); putptr(d + 16, s.k1, p);
+	etlw_event(w, 0, true, 0x18, 37, 2, 0, 0, T0 + SEC + 513, d, 16 + p);	/* key reused */
+
+	/* interval 2 */
+	n = ew_pool(d, p, 1, "Leak", 0x500, s.e7, -1);
+	etlw_event(w, 1, true, 0x0e, 0x20, 2, 0, 0, T0 + 2 * SEC + 100, d, n);
+	put64(d, T0 + 2 * SEC + 100); put32(d + 8, 4); put32(d + 12, 201); putptr(d + 16, s.k1, p);
+	etlw_event(w, 1, true, 0x18, 37, 2, 0, 0, T0 + 2 * SEC + 113, d, 16 + p);
+	n = ew_pool(d, p, 1, "Leak", 0, s.e7, -1);			/* freed while its key waits */
+	etlw_event(w, 1, true, 0x0e, 0x22, 2, 0, 0, T0 + 2 * SEC + 800, d, n);
+	uint64_t f3[] = { s.srv + 0x3333 };
+	n = ew_key(d, p, s.k1, f3, 1);
+	etlw_event(w, 0, true, 0x18, 36, 2, 0, 0, T0 + 2 * SEC + 900, d, n);	/* KeyRundown */
+	/* filler so the processors' buffers interleave in the file */
+	for (int i = 0; i < 40; i++) {
+		n = ew_image(d, p, s.user_img + 0x100000 * (i + 1), 0x1000, "C:\\x.dll");
+		etlw_event(w, i & 1, true, 0x14, 4, 3, 0, 0, T0 + 2 * SEC + 1000 + i, d, n);
+	}
+	etlw_close(w);
+	return path;
+}
+
+static const struct ps_tag_series *find_tag(const struct ps_run *r, const char *name,
+					    const char *pool)
+{
+	for (size_t i = 0; i < r->ntags; i++)
+		if (!strcmp(r->tags[i].tag.name, name) && !strcmp(r->tags[i].tag.pool, pool))
+			return &r->tags[i];
+	return NULL;
+}
+
+static bool sample_is(const struct ps_tag_series *t, uint32_t i, uint64_t allocs, uint64_t frees,
+		      uint64_t ab, uint64_t fb, int64_t lo, int64_t lb, const char *what)
+{
+	const struct ps_sample *s = &t->s[i];
+	char w[96];
+
+	snprintf(w, sizeof(w), "%s interval %u", what, i);
+	return ASSERT_U64_EQ(s->allocs, allocs, w) && ASSERT_U64_EQ(s->frees, frees, w) &&
+	       ASSERT_U64_EQ(s->alloc_bytes, ab, w) && ASSERT_U64_EQ(s->free_bytes, fb, w) &&
+	       ASSERT_EQ(s->live_objs, lo, w) && ASSERT_EQ(s->live_bytes, lb, w);
+}
+
+static const struct ps_stack *find_stack(const struct ps_run *r, int64_t tag_id, uint64_t frame0)
+{
+	for (size_t i = 0; i < r->nstacks; i++)
+		if (r->stacks[i].tag_id == tag_id && r->stacks[i].nframes &&
+		    r->stacks[i].frames[0].addr == frame0)
+			return &r->stacks[i];
+	return NULL;
+}
+
+static bool frame_is(const struct ps_stack *st, uint32_t d, const char *module, uint64_t off)
+{
+	char w[64];
+	snprintf(w, sizeof(w), "frame %u", d);
+	return ASSERT_TRUE(d < st->nframes, w) && ASSERT_STREQ(st->frames[d].module, module, w) &&
+	       ASSERT_U64_EQ(st->frames[d].off, off, w) && ASSERT_TRUE(st->frames[d].sym == NULL, w);
+}
+
+static void check_scenario(unsigned p, bool compress)
+{
+	char err[600], db[1024], ptf[1024];
+	struct ps_convert_result res;
+	struct ps_pooltags pt;
+	struct ps_trace *t = NULL;
+	struct ps_run *r = NULL;
+	struct scen s = scen_for(p);
+	const char *etl = write_scenario(compress ? "c.etl" : p == 8 ? "x64.etl" : "x86.etl", p,
+					 compress);
+	FILE *f;
+
+	if (!ASSERT_NOT_NULL(etl, "write etl"))
+		return;
+	/* the reader sees what was written: buffers on both CPUs, compressed or not */
+	{
+		struct ps_etl *e;
+		struct ps_etl_event ev;
+		if (!ASSERT_OK(ps_etl_open(&e, etl, 0, err, sizeof(err)), err))
+			return;
+		while (ps_etl_next(e, &ev) > 0)
+			;
+		const struct ps_etl_stats *st = ps_etl_stats(e);
+		ASSERT_TRUE(st->buffers > 4, "several buffers");
+		ASSERT_EQ(st->compressed, compress ? st->buffers - 1 : 0, "compressed buffers");
+		ASSERT_EQ(st->problems, 0, "problems");
+		ASSERT_EQ(ps_etl_logfile(e)->pointer_size, p, "pointer size");
+		ASSERT_EQ(ps_etl_logfile(e)->compression, compress ? 3 : 0, "compression");
+		ps_etl_close(e);
+	}
+	snprintf(ptf, sizeof(ptf), "%s/pooltag.txt", ps_test_tmpdir());
+	f = fopen(ptf, "w");
+	fputs("rem test pool tags in pooltag.txt form\r\n"
+	      "LSbf - srv2.sys     - SMB2 buffer\r\n"
+	      "Lea? - leakdrv.sys  - a wildcard family\r\n"
+	      "Sess - <unknown>    - session thing\r\n", f);
+	fclose(f);
+	if (!ASSERT_OK(ps_pooltag_load(&pt, ptf, err, sizeof(err)), err))
+		return;
+	snprintf(db, sizeof(db), "%s/out.db", ps_test_tmpdir());
+	if (!ASSERT_OK(ps_trace_create(&t, db, 0), "create"))
+		goto out;
+	struct ps_convert_opts o = { .interval_ns = 1000000000ULL, .pooltags = &pt };
+	int rc = ps_convert_etl(t, etl, &o, &res, err, sizeof(err));
+	ps_trace_close(t);
+	if (!ASSERT_OK(rc, err) || !ASSERT_EQ(res.problems, 0, res.first_problem))
+		goto out;
+	ASSERT_EQ(res.pool_allocs, 7, "allocs");
+	ASSERT_EQ(res.pool_frees, 4, "frees");
+	ASSERT_EQ(res.preexisting_frees, 1, "preexisting");
+	ASSERT_EQ(res.implicit_frees, 1, "implicit");
+	ASSERT_EQ(res.stacks_matched, 5, "stacks matched");
+	ASSERT_EQ(res.stacks_unmatched, 0, "stacks unmatched");
+	ASSERT_EQ(res.stack_keys_unresolved, 0, "keys unresolved");
+
+	if (!ASSERT_OK(ps_run_load(&r, db, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(r->nintervals, 3, "intervals");
+	for (uint32_t i = 0; i < r->nintervals && i < 3; i++) {
+		ASSERT_U64_EQ(r->intervals[i].t_ns, (i + 1) * 1000000000ULL, "t_ns");
+		ASSERT_U64_EQ(r->intervals[i].wall_ns, (uint64_t)((FT0 - 116444736000000000LL) * 100) +
+			      (i + 1) * 1000000000ULL, "wall_ns");
+	}
+	ASSERT_STREQ(ps_run_meta(r, "os"), "windows", "meta os");
+	ASSERT_STREQ(ps_run_meta(r, "source"), "etl", "meta source");
+	ASSERT_STREQ(ps_run_meta(r, "pointer_size"), p == 8 ? "8" : "4", "meta pointer_size");
+	ASSERT_STREQ(ps_run_meta(r, "cpus"), "2", "meta cpus");
+	ASSERT_STREQ(ps_run_meta(r, "interval_ns"), "1000000000", "meta interval_ns");
+	ASSERT_STREQ(ps_run_meta(r, "kernel"), "Windows 10.0 build 19041", "meta kernel");
+	char wall[32];
+	snprintf(wall, sizeof(wall), "%lld", (FT0 - 116444736000000000LL) * 100);
+	ASSERT_STREQ(ps_run_meta(r, "start_wall_ns"), wall, "meta start_wall_ns");
+	ASSERT_EQ(r->ntags, 3, "tags (Xxxx was only freed)");
+
+	const struct ps_tag_series *ls = find_tag(r, "LSbf", "nonpaged");
+	const struct ps_tag_series *lk = find_tag(r, "Leak", "paged");
+	const struct ps_tag_series *ss = find_tag(r, "Sess", "session");
+	if (!ASSERT_NOT_NULL(ls, "LSbf") || !ASSERT_NOT_NULL(lk, "Leak") || !ASSERT_NOT_NULL(ss, "Sess"))
+		goto out;
+	ASSERT_STREQ(ls->tag.kind, "pool", "kind");
+	ASSERT_STREQ(ls->tag.cache, "LSbf", "cache");
+	ASSERT_STREQ(ls->tag.owner, "srv2.sys", "owner from pooltag");
+	ASSERT_STREQ(lk->tag.owner, "leakdrv.sys", "owner from a wildcard");
+	ASSERT_TRUE(ss->tag.owner == NULL, "<unknown> owner is NULL");
+	ASSERT_EQ(ls->tag.flags, 0, "nonpaged flags");
+	ASSERT_EQ(lk->tag.flags, PS_TAG_F_RECLAIMABLE, "paged is reclaimable");
+	ASSERT_EQ(ss->tag.flags, PS_TAG_F_RECLAIMABLE, "paged session is reclaimable");
+
+	sample_is(ls, 0, 2, 0, 0x300, 0, 2, 0x300, "LSbf");
+	sample_is(ls, 1, 0, 1, 0, 0x100, 1, 0x200, "LSbf");
+	sample_is(ls, 2, 0, 0, 0, 0, 1, 0x200, "LSbf (carried)");
+	sample_is(lk, 0, 1, 0, 0x3000, 0, 1, 0x3000, "Leak");
+	sample_is(lk, 1, 1, 1, 0x1000, 0x3000, 1, 0x1000, "Leak (implicit free)");
+	sample_is(lk, 2, 1, 1, 0x500, 0x500, 1, 0x1000, "Leak");
+	sample_is(ss, 0, 2, 0, 0xc0, 0, 2, 0xc0, "Sess");
+	sample_is(ss, 1, 0, 1, 0, 0x40, 1, 0x80, "Sess (session 1 freed)");
+
+	ASSERT_EQ(ps_run_counter_last(r, "preexisting_frees"), 1, "counter preexisting_frees");
+	ASSERT_EQ(ps_run_counter_last(r, "implicit_frees"), 1, "counter implicit_frees");
+	ASSERT_EQ(ps_run_counter_last(r, "drops.events_lost"), 3, "counter drops.events_lost");
+	ASSERT_EQ(ps_run_counter_last(r, "drops.buffers_lost"), 1, "counter drops.buffers_lost");
+	ASSERT_EQ(ps_run_counter_last(r, "events.pool_alloc"), 7, "counter events.pool_alloc");
+	ASSERT_EQ(ps_run_counter_last(r, "events.pool_free"), 4, "counter events.pool_free");
+	ASSERT_EQ(ps_run_counter_last(r, "events.bigpool"), 1, "counter events.bigpool");
+	ASSERT_EQ(ps_run_counter_last(r, "stacks.user_parts"), 1, "counter stacks.user_parts");
+
+	ASSERT_EQ(r->nstacks, 3, "stacks");
+	const struct ps_stack *s1 = find_stack(r, ls->tag.id, s.nt + 0x1234);
+	const struct ps_stack *s2 = find_stack(r, lk->tag.id, s.srv + 0x1111);
+	const struct ps_stack *s3 = find_stack(r, lk->tag.id, s.srv + 0x3333);
+	if (!ASSERT_NOT_NULL(s1, "stack 1") || !ASSERT_NOT_NULL(s2, "stack 2 (key)") ||
+	    !ASSERT_NOT_NULL(s3, "stack 3 (reused key)"))
+		goto out;
+	ASSERT_EQ(s1->nframes, 3, "s1 frames");
+	frame_is(s1, 0, "ntoskrnl.exe", 0x1234);
+	frame_is(s1, 1, "srv2.sys", 0x5678);
+	frame_is(s1, 2, "srv2.sys", 0x9abc);
+	ASSERT_EQ(s1->allocs, 2, "s1 allocs");
+	ASSERT_EQ(s1->bytes, 0x300, "s1 bytes");
+	ASSERT_EQ(s1->live_bytes, 0x200, "s1 live");
+	ASSERT_STREQ(s1->comm, "System", "s1 comm");
+	ASSERT_EQ(s2->nframes, 2, "s2 frames");
+	frame_is(s2, 0, "srv2.sys", 0x1111);
+	frame_is(s2, 1, "ntoskrnl.exe", 0x2222);
+	ASSERT_EQ(s2->allocs, 1, "s2 allocs");
+	ASSERT_EQ(s2->bytes, 0x3000, "s2 bytes");
+	ASSERT_EQ(s2->live_bytes, 0, "s2 live (implicitly freed)");
+	ASSERT_EQ(s3->nframes, 1, "s3 frames");
+	frame_is(s3, 0, "srv2.sys", 0x3333);
+	ASSERT_EQ(s3->allocs, 2, "s3 allocs");
+	ASSERT_EQ(s3->bytes, 0x1500, "s3 bytes");
+	ASSERT_EQ(s3->live_bytes, 0x1000, "s3 live (one freed while its key waited)");
+out:
+	ps_run_free(r);
+	ps_pooltag_free(&pt);
+}
+
+TEST(pool_x64_end_to_end) { check_scenario(8, false); }
+TEST(pool_x86_end_to_end) { check_scenario(4, false); }
+TEST(pool_x64_compressed_end_to_end) { check_scenario(8, true); }
+
+/* An existing output is refused without FORCE (convert --force). */
+TEST(trace_refuses_existing_output)
+{
+	char db[1024];
+	struct ps_trace *t;
+
+	snprintf(db, sizeof(db), "%s/x.db", ps_test_tmpdir());
+	if (!ASSERT_OK(ps_trace_create(&t, db, 0), "create"))
+		return;
+	ps_trace_close(t);
+	ASSERT_EQ(ps_trace_create(&t, db, 0), -EEXIST, "second create");
+}

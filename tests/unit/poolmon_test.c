@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Text inputs through ps_convert_text() and back through ps_run_load(): the real poolmon -n
+ * snapshot (Intel's fixture), Microsoft's poolmon console examples (before/after leak check,
+ * session pools, /g mapping column), windbg !poolused, several files as one timeline, and the
+ * pooltag.txt parser on a small file in that format written here.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "common/util.h"
+#include "etw/convert.h"
+#include "etw/pooltag.h"
+#include "trace/trace.h"
+#include "etl_corpus.h"
+
+static struct ps_run *convert(const char *const *paths, size_t n, const struct ps_pooltags *pt,
+			      struct ps_convert_result *res)
+{
+	char db[1024], err[600];
+	struct ps_trace *t;
+	struct ps_run *r = NULL;
+
+	snprintf(db, sizeof(db), "%s/t.db", ps_test_tmpdir());
+	if (!ASSERT_OK(ps_trace_create(&t, db, PS_TRACE_F_FORCE), "create"))
+		return NULL;
+	struct ps_convert_opts o = { .interval_ns = 60000000000ULL, .pooltags = pt };
+	int rc = ps_convert_text(t, paths, n, &o, res, err, sizeof(err));
+	ps_trace_close(t);
+	if (!ASSERT_OK(rc, err))
+		return NULL;
+	if (!ASSERT_OK(ps_run_load(&r, db, err, sizeof(err)), err))
+		return NULL;
+	return r;
+}
+
+static const struct ps_tag_series *tag(const struct ps_run *r, const char *name, const char *pool)
+{
+	for (size_t i = 0; i < r->ntags; i++)
+		if (!strcmp(r->tags[i].tag.name, name) && !strcmp(r->tags[i].tag.pool, pool))
+			return &r->tags[i];
+	ps_test_fail(__FILE__, __LINE__, "no tag '%s' %s", name, pool);
+	return NULL;
+}
+
+TEST(poolmon_n_snapshot_intel)
+{
+	struct ps_convert_result res;
+	const char *p[] = { corpus_path("windows/poolmon_n_snapshot_intel_mfd.txt") };
+
+	if (!corpus_have("windows/poolmon_n_snapshot_intel_mfd.txt"))
+		return;
+	ASSERT_EQ(ps_convert_detect(p[0]), PS_INPUT_POOLMON, "detected");
+	struct ps_run *r = convert(p, 1, NULL, &res);
+	if (!r)
+		return;
+	ASSERT_EQ(r->nintervals, 1, "one snapshot");
+	ASSERT_EQ(r->ntags, 13, "13 rows");
+	ASSERT_EQ(res.problems, 0, "problems");
+	ASSERT_STREQ(ps_run_meta(r, "live_absolute"), "1", "live_absolute");
+	ASSERT_STREQ(ps_run_meta(r, "source"), "poolmon", "source");
+	const struct ps_tag_series *t = tag(r, "EtwB", "nonpaged");
+	if (t) {
+		ASSERT_EQ(t->s[0].live_objs, 2338, "EtwB Diff");
+		ASSERT_EQ(t->s[0].live_bytes, 163418368, "EtwB Bytes");
+		ASSERT_EQ(t->s[0].allocs, 0, "first snapshot: no interval allocs");
+		ASSERT_EQ(t->tag.flags, 0, "nonpaged flags");
+	}
+	t = tag(r, "MmSt", "paged");
+	if (t) {
+		ASSERT_EQ(t->s[0].live_bytes, 156097152, "MmSt Bytes");
+		ASSERT_EQ(t->tag.flags, PS_TAG_F_RECLAIMABLE, "paged flags");
+	}
+	/* "Pool N:710920K P:983564K": N is nonpaged */
+	const struct ps_series *np = ps_run_sys(r, "NonPagedPool"), *pp = ps_run_sys(r, "PagedPool");
+	if (ASSERT_NOT_NULL(np, "NonPagedPool") && ASSERT_NOT_NULL(pp, "PagedPool")) {
+		ASSERT_EQ(np->v[0], 710920LL * 1024, "NonPagedPool");
+		ASSERT_EQ(pp->v[0], 983564LL * 1024, "PagedPool");
+	}
+	ps_run_free(r);
+}
+
+TEST(poolmon_console_examples)
+{
+	struct ps_convert_result res;
+	const char *p[] = { corpus_path("windows/poolmon_display_examples.txt") };
+
+	if (!corpus_have("windows/poolmon_display_examples.txt"))
+		return;
+	struct ps_run *r = convert(p, 1, NULL, &res);
+	if (!r)
+		return;
+	/* Example 2, 2b (header only), 2c, 4 before, 4 after, 5 (sessions), display sample */
+	ASSERT_EQ(r->nintervals, 7, "snapshots");
+	ASSERT_EQ(res.problems, 0, res.first_problem);
+	const struct ps_tag_series *d = tag(r, "Drsd", "paged");
+	if (d) {
+		ASSERT_EQ(d->s[3].live_objs, 21, "before: Diff");
+		ASSERT_EQ(d->s[3].live_bytes, 17472, "before: Bytes");
+		ASSERT_EQ(d->s[4].live_objs, 27, "after: Diff");
+		ASSERT_EQ(d->s[4].live_bytes, 22464, "after: Bytes");
+		ASSERT_EQ(d->s[4].allocs, 737 - 560, "allocs between snapshots");
+		ASSERT_EQ(d->s[4].frees, 710 - 539, "frees between snapshots");
+		ASSERT_EQ(d->s[4].live_bytes - d->s[3].live_bytes, 4992, "the documented leak");
+	}
+	const struct ps_tag_series *io = tag(r, "Io  ", "nonpaged");	/* tag with spaces */
+	if (io)
+		ASSERT_EQ(io->s[6].live_bytes, 91912, "Io bytes");
+	ASSERT_TRUE(tag(r, "Bmfd", "session") != NULL, "session pool section");
+	ASSERT_TRUE(tag(r, "1MEM", "nonpaged") != NULL, "'Unknown Driver' rows");
+	const struct ps_tag_series *ip = tag(r, "IpSI", "nonpaged");
+	if (ip)
+		ASSERT_EQ(ip->s[2].live_bytes, 53272, "/g mapping column ignored");
+	const struct ps_series *np = ps_run_sys(r, "NonPagedPool");
+	if (ASSERT_NOT_NULL(np, "sysstat"))
+		ASSERT_EQ(np->v[0], 8500LL * 1024, "Pool N");
+	ps_run_free(r);
+}
+
+TEST(poolused_windbg)
+{
+	struct ps_convert_result res;
+	const char *p[] = { corpus_path("windows/windbg_poolused_poolfind.txt") };
+
+	if (!corpus_have("windows/windbg_poolused_poolfind.txt"))
+		return;
+	ASSERT_EQ(ps_convert_detect(p[0]), PS_INPUT_POOLUSED, "detected");
+	struct ps_run *r = convert(p, 1, NULL, &res);
+	if (!r)
+		return;
+	ASSERT_EQ(r->nintervals, 1, "one !poolused");
+	ASSERT_STREQ(ps_run_meta(r, "source"), "poolused", "source");
+	ASSERT_EQ(r->ntags, 17 * 2, "17 tags x (nonpaged, paged)");
+	const struct ps_tag_series *t = tag(r, "8042", "nonpaged");
+	if (t) {
+		ASSERT_EQ(t->s[0].live_objs, 4, "8042 allocs");
+		ASSERT_EQ(t->s[0].live_bytes, 3944, "8042 used");
+	}
+	t = tag(r, "Wmip", "paged");
+	if (t) {
+		ASSERT_EQ(t->s[0].live_objs, 182, "Wmip paged allocs");
+		ASSERT_EQ(t->s[0].live_bytes, 18600, "Wmip paged used (text glued on)");
+	}
+	ASSERT_TRUE(tag(r, "AGP ", "paged") != NULL, "short tag padded");
+	const struct ps_series *s = ps_run_sys(r, "NonPagedPoolTagged");
+	if (ASSERT_NOT_NULL(s, "TOTAL"))
+		ASSERT_EQ(s->v[0], 209120008, "TOTAL NonPaged used");
+	ps_run_free(r);
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+	static char path[4][1024];
+	static int k;
+	char *p = path[k++ & 3];
+	FILE *f;
+
+	snprintf(p, 1024, "%s/%s", ps_test_tmpdir(), name);
+	f = fopen(p, "w");
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+TEST(several_files_one_timeline_with_pooltag)
+{
+	struct ps_convert_result res;
+	struct ps_pooltags pt;
+	char err[300];
+	const char *a = write_file("a.log",
+		" Tag  Type     Allocs         Frees    Diff   Bytes    Per Alloc\n\n"
+		" LSbf Nonp       1000       900       100   102400       1024\n"
+		" Io   Nonp         10         5         5     500        100\n");
+	const char *b = write_file("b.log",
+		" Tag  Type     Allocs         Frees    Diff   Bytes    Per Alloc\n\n"
+		" LSbf Nonp       3000      1900      1100  1126400       1024\n"
+		" Io   Nonp         10         5         5     500        100\n");
+	const char *ptf = write_file("pooltag.txt",
+		"rem comment\n// also a comment\n\n"
+		"LSbf - srv2.sys - SMB2 buffers\n"
+		"Io   - nt!io    - general IO allocations\n"
+		"ATmp - AppTag mount point\n"
+		"garbage line\n\x1a");
+	if (!ASSERT_OK(ps_pooltag_load(&pt, ptf, err, sizeof(err)), err))
+		return;
+	ASSERT_EQ(pt.n, 3, "entries");
+	ASSERT_EQ(pt.skipped, 1, "unparsable lines");
+	const struct ps_pooltag_ent *e = ps_pooltag_find(&pt, "ATmp");
+	if (ASSERT_NOT_NULL(e, "two-field entry")) {
+		ASSERT_TRUE(e->binary == NULL, "no binary");
+		ASSERT_STREQ(e->desc, "AppTag mount point", "desc");
+	}
+	const char *p[] = { a, b };
+	struct ps_run *r = convert(p, 2, &pt, &res);
+	if (r) {
+		ASSERT_EQ(r->nintervals, 2, "two files, two intervals");
+		const struct ps_tag_series *t = tag(r, "LSbf", "nonpaged");
+		if (t) {
+			ASSERT_STREQ(t->tag.owner, "srv2.sys", "owner");
+			ASSERT_EQ(t->s[1].allocs, 2000, "allocs between the files");
+			ASSERT_EQ(t->s[1].frees, 1000, "frees between the files");
+			ASSERT_EQ(t->s[1].live_bytes - t->s[0].live_bytes, 1024000, "growth");
+		}
+		t = tag(r, "Io  ", "nonpaged");
+		if (t)
+			ASSERT_STREQ(t->tag.owner, "nt!io", "owner of a padded tag");
+		ASSERT_U64_EQ(r->intervals[1].t_ns, 120000000000ULL, "interval spacing");
+		ps_run_free(r);
+	}
+	ps_pooltag_free(&pt);
+}
+
+TEST(text_errors_name_the_line)
+{
+	char db[1024], err[600];
+	struct ps_trace *t;
+	struct ps_convert_result res;
+	const char *none = write_file("none.txt", "hello\nworld\n");
+	const char *bad = write_file("bad.log",
+		" Tag  Type     Allocs         Frees    Diff   Bytes    Per Alloc\n"
+		" LSbf Nonp       1000       900       100   102400       1024\n"
+		" Bad1 Nonp       xx\n");
+	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
+
+	ASSERT_EQ(ps_convert_detect(none), PS_INPUT_UNKNOWN, "not pool text");
+	snprintf(db, sizeof(db), "%s/e.db", ps_test_tmpdir());
+	if (!ASSERT_OK(ps_trace_create(&t, db, PS_TRACE_F_FORCE), "create"))
+		return;
+	const char *p1[] = { none };
+	ASSERT_EQ(ps_convert_text(t, p1, 1, &o, &res, err, sizeof(err)), -PS_ERR__SYNTAX, "no rows");
+	ASSERT_STRSTR(err, "none.txt: no poolmon or !poolused pool rows found in 2 lines", "message");
+	ps_trace_close(t);
+	if (!ASSERT_OK(ps_trace_create(&t, db, PS_TRACE_F_FORCE), "create"))
+		return;
+	const char *p2[] = { bad };
+	ASSERT_OK(ps_convert_text(t, p2, 1, &o, &res, err, sizeof(err)), "partial");
+	ASSERT_EQ(res.problems, 1, "one bad row");
+	ASSERT_STRSTR(res.first_problem, "bad.log: line 3", "names the line");
+	ps_trace_close(t);
+	ASSERT_EQ(ps_pooltag_load(&(struct ps_pooltags){ 0 }, none, err, sizeof(err)),
+		  -PS_ERR__SYNTAX, "not a pooltag file");
+	ASSERT_STRSTR(err, "not a pooltag.txt", "pooltag message");
+}
+
+TEST(detect_kinds)
+{
+	const char *s = write_file("s.txt", "#poolscope-sample v1\nfoo\n");
+	ASSERT_EQ(ps_convert_detect(s), PS_INPUT_POOLSAMPLE, "sample magic");
+	if (corpus_have("etl/lxcore_kernel.etl"))
+		ASSERT_EQ(ps_convert_detect(corpus_path("etl/lxcore_kernel.etl")), PS_INPUT_ETL, "etl");
+	if (corpus_have("etl/net.4.5.2.x86.etl"))
+		ASSERT_EQ(ps_convert_detect(corpus_path("etl/net.4.5.2.x86.etl")), PS_INPUT_ETL, "etl");
+	ASSERT_EQ(ps_convert_detect("/nonexistent/x"), -ENOENT, "missing");
+}

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * poolscope convert IN... -o out.db: Windows inputs into a poolscope trace. The input kind is
+ * decided by content, not by name: a raw .etl (pool events, stacks, image loads), poolmon
+ * snapshot files or console captures, windbg !poolused text, or poolscope-win sample files.
+ * Text inputs may be several (in order: one timeline); an .etl is converted alone.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "poolscope.h"
+#include "common/util.h"
+#include "etw/convert.h"
+#include "trace/trace.h"
+
+/*
+ * The poolscope-win sample converter lives with the Windows capture program's format; when it
+ * is linked in, convert uses it (weak reference, resolved at link time).
+ */
+int ps_convert_poolsample(struct ps_trace *t, const char *const *paths, size_t n,
+			  const struct ps_convert_opts *o, struct ps_convert_result *res, char *err,
+			  size_t errlen) __attribute__((weak));
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: poolscope convert IN... -o OUT.db [--pooltag FILE] [--interval 1s] [--force]\n\n"
+		"Converts Windows pool data into a poolscope trace: a raw .etl kernel trace with\n"
+		"pool events (xperf, WPR, poolscope-win trace), poolmon /n snapshot files or console\n"
+		"captures, windbg !poolused output, poolscope-win sample files. The kind is detected\n"
+		"from the content. Each text snapshot becomes one interval.\n\n"
+		"options:\n"
+		"  -o, --output FILE     trace to write (refused if it exists, unless --force)\n"
+		"  -p, --pooltag FILE    pooltag.txt: tag -> driver (owner column)\n"
+		"  -i, --interval DUR    .etl timeline step / snapshot spacing (default 1s)\n"
+		"  -f, --force           replace OUT\n"
+		"  -h, --help            this text\n\n"
+		"EXAMPLES\n"
+		"  poolscope convert pool.etl -o win.db --pooltag pooltag.txt\n"
+		"  poolscope convert snap1.log snap2.log -o win.db --interval 60s\n"
+		"  poolscope convert poolused.txt -o win.db\n");
+}
+
+struct progress {
+	struct timespec start, last;
+	bool on;
+};
+
+static double secs(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void show_progress(void *arg, uint64_t done, uint64_t total, uint64_t events)
+{
+	struct progress *p = arg;
+	struct timespec now;
+	char a[32], b[32];
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (secs(&p->last, &now) < 0.25 && done < total)
+		return;
+	p->last = now;
+	double el = secs(&p->start, &now);
+	fprintf(stderr, "\rconvert: %s / %s, %llu events, %.0f events/s   ",
+		ps_fmt_bytes(a, sizeof(a), (double)done, false),
+		ps_fmt_bytes(b, sizeof(b), (double)total, false), (unsigned long long)events,
+		el > 0 ? (double)events / el : 0.0);
+	if (done >= total)
+		fputc('\n', stderr);
+}
+
+static int cmd_convert(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pooltag", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *out = NULL, *pooltag = NULL;
+	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
+	struct ps_convert_result res;
+	struct ps_pooltags pt = { 0 };
+	struct progress prog = { 0 };
+	struct ps_trace *t = NULL;
+	bool force = false;
+	char err[600];
+	int c, r, kind = PS_INPUT_UNKNOWN;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:p:i:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'p': pooltag = optarg; break;
+		case 'i':
+			if (ps_parse_duration_ns(optarg, &o.interval_ns) < 0 || !o.interval_ns) {
+				fprintf(stderr, "poolscope convert: --interval: '%s' is not a duration "
+					"(1s, 500ms, 2m)\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
+		case 'f': force = true; break;
+		case 'h': usage(stdout); return PS_EXIT_OK;
+		default: usage(stderr); return PS_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc || !out) {
+		fprintf(stderr, "poolscope convert: %s\n", !out ? "-o OUT.db is required" :
+			"no input file");
+		usage(stderr);
+		return PS_EXIT_USAGE;
+	}
+	const char *const *in = (const char *const *)argv + optind;
+	size_t nin = argc - optind;
+	for (size_t i = 0; i < nin; i++) {
+		int k = ps_convert_detect(in[i]);
+		if (k < 0) {
+			fprintf(stderr, "poolscope convert: %s: %s\n", in[i], strerror(-k));
+			return PS_EXIT_FAIL;
+		}
+		if (k == PS_INPUT_UNKNOWN) {
+			fprintf(stderr, "poolscope convert: %s: not an .etl file, poolmon output, "
+				"!poolused output or poolscope-win sample file\n", in[i]);
+			return PS_EXIT_FAIL;
+		}
+		if (k == PS_INPUT_POOLUSED)
+			k = PS_INPUT_POOLMON;		/* one text converter reads both */
+		if (i && k != kind) {
+			fprintf(stderr, "poolscope convert: %s is %s input, %s is %s: convert them "
+				"separately\n", in[0], ps_input_kind_name(kind), in[i],
+				ps_input_kind_name(k));
+			return PS_EXIT_USAGE;
+		}
+		kind = k;
+	}
+	if (kind == PS_INPUT_ETL && nin > 1) {
+		fprintf(stderr, "poolscope convert: one .etl at a time (got %zu inputs)\n", nin);
+		return PS_EXIT_USAGE;
+	}
+	if (kind == PS_INPUT_POOLSAMPLE && !ps_convert_poolsample) {
+		fprintf(stderr, "poolscope convert: %s: poolscope-win sample files are converted by "
+			"the sample converter, which this build does not include\n", in[0]);
+		return PS_EXIT_FAIL;
+	}
+	if (pooltag) {
+		r = ps_pooltag_load(&pt, pooltag, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "poolscope convert: --pooltag: %s\n", err);
+			return PS_EXIT_FAIL;
+		}
+		o.pooltags = &pt;
+	}
+	r = ps_trace_create(&t, out, force ? PS_TRACE_F_FORCE : 0);
+	if (r < 0) {
+		fprintf(stderr, "poolscope convert: %s: %s%s\n", out, ps_strerror(r),
+			r == -EEXIST ? " (use --force to replace it)" : "");
+		ps_pooltag_free(&pt);
+		return PS_EXIT_FAIL;
+	}
+	if (isatty(STDERR_FILENO)) {
+		prog.on = true;
+		clock_gettime(CLOCK_MONOTONIC, &prog.start);
+		o.progress = show_progress;
+		o.progress_arg = &prog;
+	}
+	err[0] = 0;
+	if (kind == PS_INPUT_ETL)
+		r = ps_convert_etl(t, in[0], &o, &res, err, sizeof(err));
+	else if (kind == PS_INPUT_POOLSAMPLE)
+		r = ps_convert_poolsample(t, in, nin, &o, &res, err, sizeof(err));
+	else
+		r = ps_convert_text(t, in, nin, &o, &res, err, sizeof(err));
+	int cr = ps_trace_close(t);
+	ps_pooltag_free(&pt);
+	if (r < 0 || cr < 0) {
+		fprintf(stderr, "poolscope convert: %s\n", r < 0 ? err : "closing the trace failed");
+		unlink(out);
+		return PS_EXIT_FAIL;
+	}
+	if (kind == PS_INPUT_ETL)
+		printf("%s: %llu events, %llu pool allocs, %llu frees (%llu of allocations made "
+		       "before the trace), %u tags, %u stacks, %u intervals\n", out,
+		       (unsigned long long)res.events, (unsigned long long)res.pool_allocs,
+		       (unsigned long long)res.pool_frees, (unsigned long long)res.preexisting_frees,
+		       res.tags, res.stacks, res.intervals);
+	else
+		printf("%s: %u snapshots, %u tags\n", out, res.snapshots, res.tags);
+	if (res.problems) {
+		fprintf(stderr, "poolscope convert: %s\n", res.first_problem);
+		fprintf(stderr, "poolscope convert: %u problems in the input; %s keeps what was "
+			"sound\n", res.problems, out);
+		return ps_finish_stdout(PS_EXIT_FAIL);
+	}
+	return ps_finish_stdout(PS_EXIT_OK);
+}
+
+PS_COMMAND(convert, cmd_convert, "convert Windows .etl, poolmon or !poolused output to a trace");

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Event histogram for `etl info` and the corpus tests: a small open-addressing table keyed by
+ * (kernel group/type) or (GUID, id/type). Files have hundreds of kinds, not millions.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw/etl_hist.h"
+
+static uint64_t key_hash(bool kernel, uint8_t g, uint8_t t, uint16_t id, const uint8_t *guid)
+{
+	uint64_t h = 1469598103934665603ULL;
+	uint8_t k[21] = { kernel, g, t, (uint8_t)id, (uint8_t)(id >> 8) };
+
+	if (guid)
+		memcpy(k + 5, guid, 16);
+	for (size_t i = 0; i < sizeof(k); i++)
+		h = (h ^ k[i]) * 1099511628211ULL;
+	return h;
+}
+
+static bool same(const struct ps_etl_hist_ent *e, bool kernel, uint8_t g, uint8_t t, uint16_t id,
+		 const uint8_t *guid)
+{
+	if (e->kernel != kernel || e->group != g || e->type != t || e->id != id)
+		return false;
+	return kernel || !memcmp(e->guid, guid, 16);
+}
+
+static int grow(struct ps_etl_hist *h)
+{
+	size_t ns = h->nslot ? h->nslot * 2 : 256;
+	uint32_t *s = calloc(ns, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->n; i++) {
+		struct ps_etl_hist_ent *e = &h->ent[i];
+		uint64_t k = key_hash(e->kernel, e->group, e->type, e->id, e->kernel ? NULL : e->guid);
+		size_t j = k & (ns - 1);
+		while (s[j])
+			j = (j + 1) & (ns - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	free(h->slot);
+	h->slot = s;
+	h->nslot = ns;
+	return 0;
+}
+
+int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev)
+{
+	static const uint8_t zero[16];
+	bool kernel = ev->kernel;
+	const uint8_t *guid = kernel ? NULL : ev->guid ? ev->guid : zero;
+	uint8_t g = kernel ? ev->group : 0;
+	uint8_t t = ev->type;
+	uint16_t id = ev->id;
+	uint64_t k;
+	size_t j;
+
+	/* Kernel kinds are most events: a direct table, no hashing. */
+	if (kernel) {
+		if (!h->kidx && !(h->kidx = calloc(65536, sizeof(*h->kidx))))
+			return -ENOMEM;
+		uint32_t *ki = &h->kidx[(uint32_t)g << 8 | t];
+		if (*ki) {
+			h->ent[*ki - 1].count++;
+			return 0;
+		}
+	}
+	if ((h->n + 1) * 2 > h->nslot && grow(h) < 0)
+		return -ENOMEM;
+	k = key_hash(kernel, g, t, id, guid);
+	for (j = k & (h->nslot - 1); h->slot[j]; j = (j + 1) & (h->nslot - 1)) {
+		struct ps_etl_hist_ent *e = &h->ent[h->slot[j] - 1];
+		if (same(e, kernel, g, t, id, guid)) {
+			e->count++;
+			return 0;
+		}
+	}
+	if (h->n == h->cap) {
+		size_t nc = h->cap ? h->cap * 2 : 64;
+		struct ps_etl_hist_ent *n = realloc(h->ent, nc * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		h->ent = n;
+		h->cap = nc;
+	}
+	struct ps_etl_hist_ent *e = &h->ent[h->n];
+	memset(e, 0, sizeof(*e));
+	e->kernel = kernel;
+	e->group = g;
+	e->type = t;
+	e->id = id;
+	e->htype = ev->htype;
+	if (guid)
+		memcpy(e->guid, guid, 16);
+	e->count = 1;
+	h->slot[j] = (uint32_t)++h->n;
+	if (kernel)
+		h->kidx[(uint32_t)g << 8 | t] = (uint32_t)h->n;
+	return 0;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct ps_etl_hist_ent *x = a, *y = b;
+
+	if (x->kernel != y->kernel)
+		return x->kernel ? -1 : 1;
+	if (x->kernel) {
+		if (x->group != y->group)
+			return x->group - y->group;
+		return x->type - y->type;
+	}
+	int c = memcmp(x->guid, y->guid, 16);
+	if (c)
+		return c;
+	if (x->id != y->id)
+		return x->id - y->id;
+	return x->type - y->type;
+}
+
+void ps_etl_hist_sort(struct ps_etl_hist *h)
+{
+	qsort(h->ent, h->n, sizeof(*h->ent), cmp_ent);
+	/* indexes moved: rebuild the slots */
+	if (h->kidx) {
+		memset(h->kidx, 0, 65536 * sizeof(*h->kidx));
+		for (size_t i = 0; i < h->n; i++)
+			if (h->ent[i].kernel)
+				h->kidx[(uint32_t)h->ent[i].group << 8 | h->ent[i].type] = (uint32_t)i + 1;
+	}
+	free(h->slot);
+	h->slot = NULL;
+	h->nslot = 0;
+	grow(h);
+}
+
+uint64_t ps_etl_hist_kernel(const struct ps_etl_hist *h, uint8_t group, uint8_t type)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (h->ent[i].kernel && h->ent[i].group == group && h->ent[i].type == type)
+			return h->ent[i].count;
+	return 0;
+}
+
+void ps_etl_hist_free(struct ps_etl_hist *h)
+{
+	free(h->ent);
+	free(h->slot);
+	free(h->kidx);
+	memset(h, 0, sizeof(*h));
+}
+
+const char *ps_etl_htype_name(uint8_t t)
+{
+	static const char *const n[] = {
+		[1] = "SYSTEM32", [2] = "SYSTEM64", [3] = "COMPACT32", [4] = "COMPACT64",
+		[10] = "FULL32", [11] = "INSTANCE32", [12] = "TIMED", [13] = "ERROR",
+		[14] = "WNODE", [15] = "MESSAGE", [16] = "PERFINFO32", [17] = "PERFINFO64",
+		[18] = "EVENT32", [19] = "EVENT64", [20] = "FULL64", [21] = "INSTANCE64",
+	};
+	return t < sizeof(n) / sizeof(n[0]) && n[t] ? n[t] : "UNKNOWN";
+}

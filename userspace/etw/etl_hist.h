@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Event counts of an .etl file by kind: kernel events by (group, type), classic/manifest events
+ * by (provider GUID, type or id). What `etl info` prints and what the corpus tests compare with
+ * TraceEvent's COUNT lines.
+ */
+#ifndef PS_ETW_ETL_HIST_H
+#define PS_ETW_ETL_HIST_H
+
+#include "etw/etl.h"
+
+struct ps_etl_hist_ent {
+	bool kernel;
+	uint8_t group, type;
+	uint8_t htype;			/* header type of the first one seen */
+	uint16_t id;
+	uint8_t guid[16];
+	uint64_t count;
+};
+
+struct ps_etl_hist {
+	struct ps_etl_hist_ent *ent;
+	size_t n, cap;
+	uint32_t *slot;			/* open addressing over ent indexes + 1 */
+	size_t nslot;
+	uint32_t *kidx;			/* kernel (group << 8 | type) -> ent index + 1 */
+};
+
+int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev);
+/* Sorts entries: kernel first by (group, type), then by GUID and id. */
+void ps_etl_hist_sort(struct ps_etl_hist *h);
+uint64_t ps_etl_hist_kernel(const struct ps_etl_hist *h, uint8_t group, uint8_t type);
+void ps_etl_hist_free(struct ps_etl_hist *h);
+
+/* Header type name: "SYSTEM64", "PERFINFO64", "EVENT_HEADER64", ... */
+const char *ps_etl_htype_name(uint8_t htype);
+
+#endif

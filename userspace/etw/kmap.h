@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A hash table from (u64, u32) keys to u32 values: open addressing, linear probing, deletion by
+ * backward shift (no tombstones, so a long conversion with millions of alloc/free pairs does not
+ * degrade). The converters key live allocations by (address, session), tags by (tag, pool),
+ * stacks by (hash, tag), stack keys and processes by id.
+ */
+#ifndef PS_ETW_KMAP_H
+#define PS_ETW_KMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ps_kmap_slot {
+	uint64_t a;
+	uint32_t b;
+	uint32_t v;		/* value + 1; 0 = empty */
+};
+
+struct ps_kmap {
+	struct ps_kmap_slot *s;
+	size_t n, cap;		/* cap is a power of two */
+};
+
+/* Value for (a, b) into *v; false when absent. */
+bool ps_kmap_get(const struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t *v);
+/* Inserts or replaces. 0 or -ENOMEM. */
+int ps_kmap_put(struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t v);
+/* Removes; false when absent. */
+bool ps_kmap_del(struct ps_kmap *m, uint64_t a, uint32_t b);
+void ps_kmap_free(struct ps_kmap *m);
+
+#endif

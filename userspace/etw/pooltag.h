@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pooltag.txt (Debugging Tools for Windows, `<Tag> - <binary> - <Description>`): tag -> driver.
+ * Lines are "rem"/"//" comments, blank, or entries; short tags are space padded; '?' matches
+ * one character and a trailing '*' any rest; a tag may appear more than once (the first wins
+ * for lookups). The project does not ship Microsoft's file: users pass their own (--pooltag).
+ */
+#ifndef PS_ETW_POOLTAG_H
+#define PS_ETW_POOLTAG_H
+
+#include <stddef.h>
+
+struct ps_pooltag_ent {
+	char tag[5];		/* space padded, may hold '?' and '*' */
+	char *binary;		/* "srv2.sys", "nt!cc", NULL for "<unknown>" */
+	char *desc;
+};
+
+struct ps_pooltags {
+	struct ps_pooltag_ent *ent;
+	size_t n, cap;
+	size_t skipped;		/* lines that are neither comments nor entries */
+};
+
+/* Loads path. -errno, or -PS_ERR__SYNTAX when nothing in it is an entry (err says where). */
+int ps_pooltag_load(struct ps_pooltags *pt, const char *path, char *err, size_t errlen);
+/* Entry for a 4-character tag (exact first, then patterns in file order), or NULL. */
+const struct ps_pooltag_ent *ps_pooltag_find(const struct ps_pooltags *pt, const char tag[4]);
+void ps_pooltag_free(struct ps_pooltags *pt);
+
+#endif
