@@ -128,6 +128,10 @@ static int etl_info(const char *path)
 		printf("  %-60s %-10s %9llu\n", k, ps_etl_htype_name(h.ent[i].htype),
 		       (unsigned long long)h.ent[i].count);
 	}
+	if (lh->buffers_written && st->buffers != lh->buffers_written)
+		fprintf(stderr, "poolscope etl info: %s: note: the header says %u buffers were "
+			"written, the file holds %u%s\n", path, lh->buffers_written, st->buffers,
+			st->buffers < lh->buffers_written ? " (cut short, or still being written)" : "");
 	print_problems(e, "info");
 	r = (r < 0 || st->problems) ? PS_EXIT_FAIL : PS_EXIT_OK;
 	ps_etl_hist_free(&h);
