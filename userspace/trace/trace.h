@@ -219,6 +219,17 @@ struct ps_tag_series *ps_run_add_tag(struct ps_run *r, const struct ps_tag *tag)
 /* Recomputes every tag's total from its per-interval samples. */
 void ps_run_finish(struct ps_run *r);
 int ps_run_set_meta(struct ps_run *r, const char *key, const char *value);
+/* Finds or adds a named series (values start at -1 = absent); NULL on ENOMEM. */
+struct ps_series *ps_run_add_sys(struct ps_run *r, const char *name);
+struct ps_series *ps_run_add_counter(struct ps_run *r, const char *name);
+/* Finds or adds a slabinfo series for cache; NULL on ENOMEM. */
+struct ps_slab_series *ps_run_add_slab(struct ps_run *r, const char *cache, uint32_t objsize);
+/* Allocates the workload array (zeroed) and sets has_workload; -ENOMEM. */
+int ps_run_enable_workload(struct ps_run *r);
+/* Adds a copy of st (frames and strings copied); st->id is assigned when 0. -ENOMEM. */
+int ps_run_add_stack(struct ps_run *r, const struct ps_stack *st);
+/* Index of the first interval whose end (t_ns) is >= t_ns, or nintervals. */
+uint32_t ps_run_interval_at(const struct ps_run *r, uint64_t t_ns);
 
 const char *ps_run_meta(const struct ps_run *r, const char *key);
 const struct ps_series *ps_run_sys(const struct ps_run *r, const char *name);

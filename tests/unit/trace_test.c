@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Trace file writer/reader: round trips, format checks, crash safety, bad files. */
+#include "test.h"
+#include "trace/trace.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *tmpfile_path(const char *name)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf), "%s/%s", ps_test_tmpdir(), name);
+	return buf;
+}
+
+static int write_small(const char *path)
+{
+	struct ps_trace *t;
+	struct ps_tag a = { .kind = PS_KIND_SLAB, .name = "dentry", .cache = "dentry",
+			    .site = 0xffffffff81234567ull, .site_sym = "__d_alloc+0x2d",
+			    .pool = "reclaimable", .flags = PS_TAG_F_RECLAIMABLE };
+	struct ps_tag b = { .kind = PS_KIND_KMALLOC, .name = "kmalloc-256", .cache = "kmalloc-256",
+			    .site_sym = "do_epoll_create+0x3c", .ctx = "task" };
+	struct ps_frame fr[2] = { { .addr = 0xffffffff81000010ull, .sym = "kmem_cache_alloc_lru_noprof", .off = 0x235 },
+				  { .addr = 0xffffffffc0001000ull, .sym = NULL, .off = 0x1000, .module = "ksmbd" } };
+	struct ps_stack st = { .hash = 0xdeadbeefcafef00dull, .allocs = 3, .bytes = 600,
+			       .live_bytes = 400, .comm = "smbd", .ctx = "task", .nframes = 2, .frames = fr };
+	int e;
+
+	e = ps_trace_create(&t, path, 0);
+	if (e)
+		return e;
+	e = ps_trace_set_meta(t, "os", "linux") ?: ps_trace_set_meta_int(t, "interval_ns", 1000000000);
+	e = e ?: ps_trace_add_tag(t, &a) ?: ps_trace_add_tag(t, &b);
+	for (uint32_t k = 0; !e && k < 4; k++) {
+		struct ps_sample sa = { .allocs = 10, .alloc_bytes = 1920, .live_objs = 10 * (k + 1),
+					.live_bytes = 1920 * (k + 1) };
+		struct ps_sample sb = { .allocs = 5, .frees = 5, .alloc_bytes = 1280, .free_bytes = 1280 };
+		struct ps_slabinfo si = { .cache = "dentry", .active_objs = 100 + k, .num_objs = 200,
+					  .objsize = 192, .objperslab = 21, .pagesperslab = 1 };
+		struct ps_workload w = { .ios = 1000 + k, .bytes = 8192 * (1000 + k), .lat_p50_ns = 1000,
+					 .lat_p99_ns = 3000, .lat_max_ns = 9000, .inflight = 16 };
+
+		e = ps_trace_begin_interval(t, k, (k + 1) * 1000000000ull, 1700000000000000000ull + k,
+					    1000000000ull);
+		e = e ?: ps_trace_add_sample(t, a.id, &sa);
+		/* tag b: a row only in interval 0 and 2: live must carry forward */
+		if (!e && (k == 0 || k == 2))
+			e = ps_trace_add_sample(t, b.id, &sb);
+		e = e ?: ps_trace_add_sysstat(t, "SUnreclaim", 1000000 + k * 4096);
+		e = e ?: ps_trace_add_counter(t, "drops.ptr_map_full", k);
+		e = e ?: ps_trace_add_slabinfo(t, &si);
+		e = e ?: ps_trace_add_workload(t, &w);
+		e = e ?: ps_trace_commit_interval(t);
+	}
+	st.tag_id = a.id;
+	e = e ?: ps_trace_put_stack(t, &st);
+	/* put again: replaces the counts, keeps one row */
+	st.allocs = 4;
+	e = e ?: ps_trace_put_stack(t, &st);
+	ps_trace_close(t);
+	return e;
+}
+
+TEST(round_trip)
+{
+	const char *p = tmpfile_path("rt.db");
+	struct ps_run *r = NULL;
+	char err[256];
+	struct stat sb;
+
+	if (!ASSERT_OK(write_small(p), "write"))
+		return;
+	if (!ASSERT_OK(stat(p, &sb), "stat") || !ASSERT_EQ(sb.st_mode & 0777, 0600, "mode 0600"))
+		return;
+	if (!ASSERT_OK(ps_run_load(&r, p, err, sizeof(err)), err))
+		return;
+	ASSERT_EQ(r->nintervals, 4, "intervals");
+	ASSERT_EQ(r->ntags, 2, "tags");
+	ASSERT_STREQ(ps_run_meta(r, "os"), "linux", "meta os");
+	ASSERT_STREQ(r->tags[0].tag.site_sym, "__d_alloc+0x2d", "site sym");
+	ASSERT_U64_EQ(r->tags[0].tag.site, 0xffffffff81234567ull, "kernel address survives int64");
+	ASSERT_EQ(r->tags[0].tag.flags, PS_TAG_F_RECLAIMABLE, "flags");
+	ASSERT_TRUE(r->tags[1].tag.pool == NULL, "NULL stays NULL");
+	ASSERT_EQ(r->tags[0].s[3].live_bytes, 4 * 1920, "live at end");
+	ASSERT_EQ(r->tags[0].total.allocs, 40, "total allocs");
+	ASSERT_EQ(r->tags[1].s[1].allocs, 0, "no row: no allocs");
+	ASSERT_EQ(r->tags[1].total.allocs, 10, "tag b total");
+	ASSERT_EQ(r->intervals[2].t_ns, 3000000000ull, "t_ns");
+	ASSERT_EQ(ps_run_sys(r, "SUnreclaim")->v[3], 1000000 + 3 * 4096, "sysstat");
+	ASSERT_EQ(ps_run_counter_last(r, "drops.ptr_map_full"), 3, "counter last");
+	ASSERT_EQ(r->nslab, 1, "slab series");
+	ASSERT_EQ(r->slab[0].active_objs[2], 102, "slabinfo");
+	ASSERT_TRUE(r->has_workload, "workload");
+	ASSERT_EQ(r->workload[3].ios, 1003, "workload ios");
+	ASSERT_EQ(r->workload[0].inflight, 16, "inflight");
+	if (!ASSERT_EQ(r->nstacks, 1, "one stack row after two puts"))
+		goto out;
+	ASSERT_EQ(r->stacks[0].allocs, 4, "stack replaced");
+	ASSERT_EQ(r->stacks[0].nframes, 2, "frames");
+	ASSERT_STREQ(r->stacks[0].frames[1].module, "ksmbd", "frame module");
+	ASSERT_TRUE(r->stacks[0].frames[1].sym == NULL, "frame sym NULL");
+	ASSERT_EQ(ps_run_tag(r, r->stacks[0].tag_id) - r->tags, 0, "stack tag");
+out:
+	ps_run_free(r);
+}
+
+TEST(carry_forward_live)
+{
+	const char *p = tmpfile_path("cf.db");
+	struct ps_trace *t;
+	struct ps_tag a = { .kind = PS_KIND_PAGE, .name = "order-3" };
+	struct ps_sample s = { .allocs = 1, .alloc_bytes = 32768, .live_objs = 1, .live_bytes = 32768 };
+	struct ps_run *r = NULL;
+	char err[256];
+
+	if (!ASSERT_OK(ps_trace_create(&t, p, 0), "create"))
+		return;
+	ASSERT_OK(ps_trace_add_tag(t, &a), "tag");
+	for (uint32_t k = 0; k < 5; k++) {
+		ASSERT_OK(ps_trace_begin_interval(t, k, k + 1, 0, 1), "begin");
+		if (k == 1)
+			ASSERT_OK(ps_trace_add_sample(t, a.id, &s), "sample");
+		ASSERT_OK(ps_trace_commit_interval(t), "commit");
+	}
+	ASSERT_OK(ps_trace_close(t), "close");
+	if (!ASSERT_OK(ps_run_load(&r, p, err, sizeof(err)), err))
+		return;
+	ASSERT_EQ(r->tags[0].s[0].live_bytes, 0, "before");
+	ASSERT_EQ(r->tags[0].s[1].live_bytes, 32768, "at");
+	ASSERT_EQ(r->tags[0].s[4].live_bytes, 32768, "carried");
+	ASSERT_EQ(r->tags[0].s[4].allocs, 0, "allocs not carried");
+	ps_run_free(r);
+}
+
+TEST(exists_needs_force)
+{
+	const char *p = tmpfile_path("ex.db");
+	struct ps_trace *t;
+
+	if (!ASSERT_OK(write_small(p), "write"))
+		return;
+	ASSERT_EQ(ps_trace_create(&t, p, 0), -EEXIST, "refuse existing");
+	if (ASSERT_OK(ps_trace_create(&t, p, PS_TRACE_F_FORCE), "force"))
+		ps_trace_close(t);
+}
+
+TEST(foreign_and_corrupt_files)
+{
+	const char *txt = tmpfile_path("text.db");
+	char err[512], cmd[1024], path[600];
+	struct ps_run *r = NULL;
+	FILE *f;
+
+	f = fopen(txt, "w");
+	fputs("hello, not a trace\n", f);
+	fclose(f);
+	ASSERT_EQ(ps_run_load(&r, txt, err, sizeof(err)), -PS_ERR__FOREIGN, "text file");
+	ASSERT_STRSTR(err, "text.db: not a poolscope trace", "message names the file");
+
+	ASSERT_EQ(ps_run_load(&r, tmpfile_path("missing.db"), err, sizeof(err)), -ENOENT, "missing");
+	ASSERT_STRSTR(err, "missing.db", "names file");
+
+	/* A foreign SQLite database. */
+	snprintf(path, sizeof(path), "%s", tmpfile_path("foreign.db"));
+	snprintf(cmd, sizeof(cmd), "sqlite3 %s 'CREATE TABLE x(y)'", path);
+	if (ASSERT_OK(system(cmd), "sqlite3 cli")) {
+		ASSERT_EQ(ps_run_load(&r, path, err, sizeof(err)), -PS_ERR__FOREIGN, "foreign sqlite");
+		ASSERT_STRSTR(err, "application_id", "says why");
+	}
+
+	/* Our file with a future version. */
+	snprintf(path, sizeof(path), "%s", tmpfile_path("future.db"));
+	if (ASSERT_OK(write_small(path), "write")) {
+		snprintf(cmd, sizeof(cmd), "sqlite3 %s 'PRAGMA user_version=99'", path);
+		ASSERT_OK(system(cmd), "bump version");
+		ASSERT_EQ(ps_run_load(&r, path, err, sizeof(err)), -PS_ERR__VERSION, "version");
+		ASSERT_STRSTR(err, "version 99", "says which");
+	}
+
+	/* Truncated: the header is there, the pages are not. */
+	snprintf(path, sizeof(path), "%s", tmpfile_path("trunc.db"));
+	if (ASSERT_OK(write_small(path), "write")) {
+		int e;
+
+		ASSERT_OK(truncate(path, 2048), "truncate");
+		e = ps_run_load(&r, path, err, sizeof(err));
+		ASSERT_ERR(e, "truncated file fails");
+		ASSERT_STRSTR(err, "trunc.db", "names file");
+		/* and a file cut inside the 100-byte header */
+		ASSERT_OK(truncate(path, 40), "truncate more");
+		ASSERT_EQ(ps_run_load(&r, path, err, sizeof(err)), -PS_ERR__CORRUPT, "cut header");
+		ASSERT_STRSTR(err, "offset 40", "names offset");
+	}
+	ASSERT_TRUE(r == NULL, "no run on failure");
+}
+
+TEST(garbage_pages_do_not_crash)
+{
+	const char *p = tmpfile_path("garbage.db");
+	struct ps_run *r = NULL;
+	char err[512];
+	int fd, e;
+	struct stat sb;
+
+	if (!ASSERT_OK(write_small(p), "write"))
+		return;
+	stat(p, &sb);
+	fd = open(p, O_WRONLY);
+	/* Overwrite everything after the header page with a pattern. */
+	for (off_t off = 4096; off < sb.st_size; off += 7) {
+		unsigned char b = (unsigned char)(off * 131);
+
+		if (pwrite(fd, &b, 1, off) != 1)
+			break;
+	}
+	close(fd);
+	e = ps_run_load(&r, p, err, sizeof(err));
+	ASSERT_ERR(e, "garbage fails cleanly");
+	ASSERT_STRSTR(err, "garbage.db", "names file");
+	ps_run_free(r);
+}
+
+/* A writer SIGKILLed mid-run leaves every committed interval readable. */
+TEST(sigkill_leaves_readable_file)
+{
+	const char *p = tmpfile_path("kill.db");
+	int pfd[2];
+	pid_t pid;
+	char buf[16];
+	struct ps_run *r = NULL;
+	char err[256];
+	int status;
+
+	if (!ASSERT_OK(pipe(pfd), "pipe"))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		struct ps_trace *t;
+		struct ps_tag a = { .kind = PS_KIND_SLAB, .name = "filp" };
+
+		close(pfd[0]);
+		if (ps_trace_create(&t, p, 0) || ps_trace_add_tag(t, &a))
+			_exit(1);
+		for (uint32_t k = 0;; k++) {
+			struct ps_sample s = { .allocs = 1, .live_objs = k + 1, .live_bytes = 256 * (k + 1) };
+
+			if (ps_trace_begin_interval(t, k, k + 1, 0, 1) || ps_trace_add_sample(t, a.id, &s))
+				_exit(1);
+			if (ps_trace_commit_interval(t))
+				_exit(1);
+			if (k == 20 && write(pfd[1], "x", 1) != 1)
+				_exit(1);
+			/* leave an interval open when the kill lands */
+			if (k >= 20) {
+				ps_trace_begin_interval(t, k + 1, k + 2, 0, 1);
+				ps_trace_add_sample(t, a.id, &s);
+				pause();
+			}
+		}
+	}
+	close(pfd[1]);
+	ASSERT_EQ(read(pfd[0], buf, 1), 1, "child ready");
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(pfd[0]);
+	if (!ASSERT_OK(ps_run_load(&r, p, err, sizeof(err)), err))
+		return;
+	ASSERT_EQ(r->nintervals, 21, "committed intervals kept, open one dropped");
+	ASSERT_EQ(r->tags[0].s[20].live_bytes, 256 * 21, "last committed value");
+	ps_run_free(r);
+}
+
+TEST(save_in_memory_run)
+{
+	const char *p = tmpfile_path("mem.db");
+	struct ps_run *r = ps_run_new(3), *back = NULL;
+	struct ps_tag tag = { .kind = PS_KIND_POOL, .name = "LSbf", .cache = "LSbf",
+			      .pool = "nonpaged", .owner = "srvnet.sys" };
+	struct ps_tag_series *ts;
+	struct ps_series *np;
+	struct ps_frame fr = { .addr = 0xfffff80000001234ull, .off = 0x1234, .module = "srvnet.sys" };
+	struct ps_stack st = { .hash = 7, .allocs = 1, .bytes = 4096, .nframes = 1, .frames = &fr };
+	char err[256];
+
+	if (!ASSERT_NOT_NULL(r, "new"))
+		return;
+	ts = ps_run_add_tag(r, &tag);
+	np = ps_run_add_sys(r, "NonPagedPool");
+	ASSERT_OK(ps_run_set_meta(r, "os", "windows"), "meta");
+	ASSERT_OK(ps_run_set_meta(r, "live_absolute", "1"), "meta");
+	for (uint32_t k = 0; k < 3; k++) {
+		r->intervals[k].t_ns = (k + 1) * 1000000000ull;
+		r->intervals[k].dur_ns = 1000000000ull;
+		ts->s[k].allocs = 100;
+		ts->s[k].live_bytes = 1 << (20 + k);
+		np->v[k] = 1ll << (30 + k);
+	}
+	st.tag_id = ts->tag.id;
+	ASSERT_OK(ps_run_add_stack(r, &st), "stack");
+	ps_run_finish(r);
+	ASSERT_EQ(ts->total.allocs, 300, "finish totals");
+	if (!ASSERT_OK(ps_run_save(r, p, 0, err, sizeof(err)), err))
+		goto out;
+	if (!ASSERT_OK(ps_run_load(&back, p, err, sizeof(err)), err))
+		goto out;
+	ASSERT_STREQ(ps_run_meta(back, "os"), "windows", "meta");
+	ASSERT_STREQ(back->tags[0].tag.owner, "srvnet.sys", "owner");
+	ASSERT_EQ(back->tags[0].s[2].live_bytes, 1 << 22, "live");
+	ASSERT_EQ(back->tags[0].total.allocs, 300, "allocs");
+	ASSERT_EQ(ps_run_sys(back, "NonPagedPool")->v[2], 1ll << 32, "sys");
+	ASSERT_EQ(back->nstacks, 1, "stacks");
+	ASSERT_STREQ(back->stacks[0].frames[0].module, "srvnet.sys", "frame");
+	ASSERT_EQ(ps_run_interval_at(back, 1500000000ull), 1, "interval_at");
+	ASSERT_EQ(ps_run_interval_at(back, 9000000000ull), 3, "interval_at past end");
+out:
+	ps_run_free(back);
+	ps_run_free(r);
+}
+
+TEST(util_parsers)
+{
+	uint64_t v;
+	char b[32];
+
+	ASSERT_OK(ps_parse_size("8k", &v), "8k");
+	ASSERT_U64_EQ(v, 8192, "8k");
+	ASSERT_OK(ps_parse_size("1GiB", &v), "1GiB");
+	ASSERT_U64_EQ(v, 1ull << 30, "1GiB");
+	ASSERT_ERR(ps_parse_size("-1", &v), "negative");
+	ASSERT_ERR(ps_parse_size("12q", &v), "suffix");
+	ASSERT_ERR(ps_parse_size("99999999999999999999", &v), "overflow");
+	ASSERT_OK(ps_parse_duration_ns("500ms", &v), "500ms");
+	ASSERT_U64_EQ(v, 500000000ull, "500ms");
+	ASSERT_OK(ps_parse_duration_ns("2m", &v), "2m");
+	ASSERT_U64_EQ(v, 120000000000ull, "2m");
+	ASSERT_ERR(ps_parse_duration_ns("1x", &v), "bad unit");
+	ASSERT_STREQ(ps_fmt_bytes(b, sizeof(b), 62.0 * (1ull << 30), false), "62.0 GiB", "GiB");
+	ASSERT_STREQ(ps_fmt_bytes(b, sizeof(b), -512, true), "-512 B", "neg");
+	ASSERT_STREQ(ps_fmt_bytes(b, sizeof(b), 1536, true), "+1.50 KiB", "KiB");
+	ASSERT_STREQ(ps_strerror(-PS_ERR__FOREIGN), "not a poolscope trace", "strerror");
+}
