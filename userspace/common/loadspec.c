@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void set_err(char *err, size_t len, const char *fmt, const char *arg)
-{
-	if (err && len)
-		snprintf(err, len, fmt, arg);
-}
+/* A macro, so that -Wformat=2 sees each literal format. */
+#define set_err(err, len, fmt, arg) do {				\
+		if ((err) && (len))					\
+			snprintf((err), (len), fmt, (arg));		\
+	} while (0)
 
 int ps_load_parse_step(const char *s, struct ps_load_pattern *out, char *err, size_t errlen)
 {

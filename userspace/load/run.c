@@ -207,8 +207,9 @@ static int probe(struct ps_load_opts *o, struct ps_load_ctl *ctl, char *msg, siz
 		if (waitpid(pid, &st, WNOHANG) == pid) {
 			pid = 0;
 			if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == PS_SLOT_STARTING) {
-				snprintf(msg, len, "%s: SMB probe process died (%s)", o->target,
-					 WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exit");
+				snprintf(msg, len, "%s: cannot reach the server (the "
+					 "connection attempt ended in %s)", o->target,
+					 WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "an exit");
 				return -EIO;
 			}
 			break;

@@ -70,7 +70,7 @@ static void open_error(const struct ps_load_opts *o, int err, char *msg, size_t 
 			 o->target, o->user[0] ? o->user : "guest");
 		break;
 	case ENOENT:
-		snprintf(msg, len, "%s: no such file on share '%s'", o->target, u.share);
+		snprintf(msg, len, "%s: no such file (or no share '%s')", o->target, u.share);
 		break;
 	case ENODEV:
 		snprintf(msg, len, "%s: no share '%s' on %s", o->target, u.share, u.host);
