@@ -152,7 +152,8 @@ CONF
 		ip -n $NS_SRV link set $VETH_S up; ip -n $NS_CLI link set $VETH_C up
 		run="ip netns exec $NS_SRV"
 	fi
-	$run smbd -s "$DIR/etc/smb.conf" -F --no-process-group </dev/null >"$DIR/log/smbd.out" 2>&1 &
+	# own session: smbd signals its whole process group when it exits
+	setsid $run smbd -s "$DIR/etc/smb.conf" -F --no-process-group </dev/null >"$DIR/log/smbd.out" 2>&1 &
 	echo $! > "$DIR/run/smbd.pid.ps"
 	local cli="" url_host=$ip
 	[ $mode = netns ] && cli="ip netns exec $NS_CLI"
