@@ -593,7 +593,9 @@ int ps_load_run(struct ps_load_opts *o)
 			goto out;
 		}
 		ps_trace_set_meta(rs.trace, "os", "linux");
-		ps_trace_set_meta(rs.trace, "source", "poolscope load");
+		ps_trace_set_meta(rs.trace, "source", "load");
+		ps_trace_set_meta_int(rs.trace, "interval_ns", (int64_t)SEC_NS);
+		ps_trace_set_meta_int(rs.trace, "start_wall_ns", (int64_t)wall_ns());
 		ps_trace_set_meta(rs.trace, "workload.target", o->target);
 		ps_trace_set_meta_int(rs.trace, "workload.qd", o->qd);
 		ps_trace_set_meta_int(rs.trace, "workload.workers", o->workers);
