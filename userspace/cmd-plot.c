@@ -237,10 +237,11 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 	for (i = 0; i < r->ntags; i++) {
 		double m = 0;
 
+		/* pages backing slabs are counted by their objects already: never stack them */
 		for (k = 0; k < r->nintervals; k++)
 			m = fmax(m, (double)r->tags[i].s[k].live_bytes);
 		rk[i].idx = i;
-		rk[i].key = m;
+		rk[i].key = r->tags[i].tag.flags & PS_TAG_F_SLAB_BACKING ? -1 : m;
 	}
 	qsort(rk, r->ntags, sizeof(*rk), cmp_rank);
 	ntop = MIN((size_t)top, r->ntags);
@@ -250,7 +251,8 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 		double tot = 0;
 
 		for (i = 0; i < r->ntags; i++)
-			tot += fmax(0, (double)r->tags[i].s[k].live_bytes);
+			if (!(r->tags[i].tag.flags & PS_TAG_F_SLAB_BACKING))
+				tot += fmax(0, (double)r->tags[i].s[k].live_bytes);
 		peak = fmax(peak, tot);
 		if (u && u->v[k] >= 0)
 			peak = fmax(peak, (double)(abs_live ? u->v[k] : u->v[k] - u->v[0]));
@@ -269,7 +271,13 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 		tag_label(&r->tags[rk[i].idx].tag, lab, sizeof(lab));
 		fprintf(f, "\t%s", lab);
 	}
-	fprintf(f, "\tother (%zu tags)", r->ntags - ntop);
+	{
+		size_t nother = 0;
+
+		for (i = ntop; i < r->ntags; i++)
+			nother += rk[i].key >= 0;
+		fprintf(f, "\tother (%zu tags)", nother);
+	}
 	ncol = 2 + (int)ntop + 1;
 	if (u) {
 		snprintf(ulabel, sizeof(ulabel), "%s%s (meminfo)", uname, abs_live ? "" : " growth");
@@ -290,7 +298,8 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 			fprintf(f, "\t%.6f", cum);
 		}
 		for (i = ntop; i < r->ntags; i++)
-			rest += fmax(0, (double)r->tags[rk[i].idx].s[k].live_bytes) / div;
+			if (rk[i].key >= 0)
+				rest += fmax(0, (double)r->tags[rk[i].idx].s[k].live_bytes) / div;
 		fprintf(f, "\t%.6f", cum + rest);
 		if (u) {
 			if (u->v[k] < 0)
@@ -347,7 +356,8 @@ static double tracked(const struct ps_run *r, uint32_t k)
 	double tot = 0;
 
 	for (size_t i = 0; i < r->ntags; i++)
-		tot += (double)r->tags[i].s[k].live_bytes;
+		if (!(r->tags[i].tag.flags & PS_TAG_F_SLAB_BACKING))
+			tot += (double)r->tags[i].s[k].live_bytes;
 	return tot;
 }
 
