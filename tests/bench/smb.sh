@@ -26,10 +26,10 @@ echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (sha
 echo "== SMB vs local, $ROUNDS rounds x ${SECS}s, 8k randread qd16 x2"
 s_all="" u_all="" p_all="" ratios=""
 for r in $(seq "$ROUNDS"); do
-	s=$(iops "$(smb)")
-	u=$(iops "$("$P" load "$PS_SMB_FILE" --engine uring "${ARGS[@]}" 2>&1)")
-	p=$(iops "$("$P" load "$PS_SMB_FILE" --engine pread "${ARGS[@]}" 2>&1)")
-	[ -n "$s" ] && [ -n "$u" ] && [ -n "$p" ] || die "a run failed in round $r"
+	o1=$(smb); s=$(iops "$o1")
+	o2=$("$P" load "$PS_SMB_FILE" --engine uring "${ARGS[@]}" 2>&1); u=$(iops "$o2")
+	o3=$("$P" load "$PS_SMB_FILE" --engine pread "${ARGS[@]}" 2>&1); p=$(iops "$o3")
+	[ -n "$s" ] && [ -n "$u" ] && [ -n "$p" ] || { printf '%s\n' "$o1" "$o2" "$o3" | grep -v '^ '; die "a run failed in round $r"; }
 	echo "  round $r: smb $s  local-io_uring $u  local-pread $p"
 	s_all+=" $s"; u_all+=" $u"; p_all+=" $p"
 	ratios+=" $(awk -v a="$u" -v b="$s" 'BEGIN{printf "%.1f", a/b}')"
@@ -45,11 +45,13 @@ base_all="" rec_all="" loss=""
 for r in $(seq "$ROUNDS"); do
 	for order in $([ $((r % 2)) = 1 ] && echo "base rec" || echo "rec base"); do
 		if [ $order = base ]; then
-			b=$(iops "$(smb)")
+			out=$(smb); b=$(iops "$out")
+			[ -n "$b" ] || { echo "$out"; die "base run failed in round $r"; }
 		else
 			out=$("$P" record -o "$PS_SMB_DIR/b.db" --force -q --duration $((SECS + 20)) -- \
 				$PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1)
 			w=$(iops "$out")
+			[ -n "$w" ] || { echo "$out" | tail -5; die "recorded run failed in round $r"; }
 		fi
 	done
 	[ -n "$b" ] && [ -n "$w" ] || die "a run failed in round $r"

@@ -404,10 +404,14 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 				inflight_max = sum;
 		}
 		for (i = 0; i < nslots; i++) {
-			if (pids[i] > 0 && waitpid(pids[i], NULL, WNOHANG) == pids[i]) {
+			int st = 0;
+
+			if (pids[i] > 0 && waitpid(pids[i], &st, WNOHANG) == pids[i]) {
 				pids[i] = 0;
-				snprintf(msg, len, "%s: worker process %u exited during the run%s%s",
-					 o->target, i, ctl->slots[i].msg[0] ? ": " : "", ctl->slots[i].msg);
+				snprintf(msg, len, "%s: worker process %u %s %d during the run%s%s",
+					 o->target, i, WIFSIGNALED(st) ? "killed by signal" : "exited with",
+					 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
+					 ctl->slots[i].msg[0] ? ": " : "", ctl->slots[i].msg);
 				ret = -EIO;
 				goto out_stop;
 			}
