@@ -10,7 +10,7 @@ set output out
 set title title noenhanced
 set xlabel "time since start of each run (s)"
 set ylabel sprintf("bytes (%s)", unit)
-set y2label "IOPS (log scale: local and remote rates differ by ~50x)"
+set y2label "IOPS (log scale)"
 set logscale y2
 set y2tics
 set ytics nomirror
