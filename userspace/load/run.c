@@ -478,13 +478,10 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 	}
 	{
 		uint64_t now = ps_load_now_ns();
-		uint64_t ios = __atomic_load_n(&wl->ios, __ATOMIC_ACQUIRE);
-
 		for (i = 0; i < PS_LAT_BUCKETS; i++)
 			cur_hist[i] = prev_hist[i] - base_hist[i];
 		res->seconds = ((now < t_end ? now : t_end) - t_base) / 1e9;
 		res->ios = prev_ios - base_ios;
-		(void)ios;
 		res->errors = prev_err - base_err;
 		res->iops = res->seconds > 0 ? res->ios / res->seconds : 0;
 		res->mbps = res->seconds > 0 ? (prev_bytes - base_bytes) / res->seconds / 1e6 : 0;
@@ -618,8 +615,7 @@ int ps_load_run(struct ps_load_opts *o)
 			goto out;
 		}
 		done++;
-		print_result(o, s, &res[s], o->smb || o->engine != PS_ENGINE_URING ?
-			     o->workers * o->qd : o->workers * o->qd);
+		print_result(o, s, &res[s], o->workers * o->qd);
 	}
 	if (done > 1) {
 		printf("\nsweep: %-26s %10s %8s %9s %9s\n", "step", "IOPS", "MB/s", "p50", "p99");
