@@ -12,14 +12,14 @@
 char LICENSE[] SEC("license") = "GPL";
 
 SEC("tp_btf/kmem_cache_alloc")
-int BPF_PROG(empty_kmem_cache_alloc) { return 0; }
+int BPF_PROG(e_cache_alloc) { return 0; }
 SEC("tp_btf/kmem_cache_free")
-int BPF_PROG(empty_kmem_cache_free) { return 0; }
+int BPF_PROG(e_cache_free) { return 0; }
 SEC("tp_btf/kmalloc")
-int BPF_PROG(empty_kmalloc) { return 0; }
+int BPF_PROG(e_kmalloc) { return 0; }
 SEC("tp_btf/kfree")
-int BPF_PROG(empty_kfree) { return 0; }
+int BPF_PROG(e_kfree) { return 0; }
 SEC("tp_btf/mm_page_alloc")
-int BPF_PROG(empty_mm_page_alloc) { return 0; }
+int BPF_PROG(e_page_alloc) { return 0; }
 SEC("tp_btf/mm_page_free")
-int BPF_PROG(empty_mm_page_free) { return 0; }
+int BPF_PROG(e_page_free) { return 0; }

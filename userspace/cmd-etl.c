@@ -115,6 +115,8 @@ static int etl_info(const char *path)
 		       (double)(ps_etl_rel_ns(lh, tmax) - ps_etl_rel_ns(lh, tmin)) / 1e9);
 	printf("buffers     %u (%u compressed), header says %u written, %u CPUs seen, buffer size "
 	       "%u\n", st->buffers, st->compressed, lh->buffers_written, st->max_cpu, lh->buffer_size);
+	printf("data        %llu bytes of events in the buffers%s\n",
+	       (unsigned long long)st->data_bytes, st->compressed ? " (after decompression)" : "");
 	printf("lost        events %u, buffers %u (header); buffers flagged events-lost %u, "
 	       "buffer-lost %u\n", lh->events_lost, lh->buffers_lost, st->flag_events_lost,
 	       st->flag_buffer_lost);
@@ -126,6 +128,10 @@ static int etl_info(const char *path)
 		printf("  %-60s %-10s %9llu\n", k, ps_etl_htype_name(h.ent[i].htype),
 		       (unsigned long long)h.ent[i].count);
 	}
+	if (lh->buffers_written && st->buffers != lh->buffers_written)
+		fprintf(stderr, "poolscope etl info: %s: note: the header says %u buffers were "
+			"written, the file holds %u%s\n", path, lh->buffers_written, st->buffers,
+			st->buffers < lh->buffers_written ? " (cut short, or still being written)" : "");
 	print_problems(e, "info");
 	r = (r < 0 || st->problems) ? PS_EXIT_FAIL : PS_EXIT_OK;
 	ps_etl_hist_free(&h);

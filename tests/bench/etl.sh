@@ -55,7 +55,8 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 bench_file() { # $1 label, $2 file, $3 target ratio
 	local label=$1 f=$2 target=$3 size cat_ns=() info_ns=() t0 t1 r
 	size=$(stat -c %s "$f")
-	"$PS" etl info "$f" >/dev/null || { echo "etl-bench: FAIL: etl info $f"; exit 1; }
+	data=$("$PS" etl info "$f" | awk '/^data/ {print $2}')
+	[ -n "$data" ] || { echo "etl-bench: FAIL: etl info $f"; exit 1; }
 	for ((r = 0; r < ROUNDS; r++)); do
 		if ((r % 2)); then
 			t0=$(now); run_info "$f"; t1=$(now); info_ns+=($((t1 - t0)))
@@ -69,11 +70,14 @@ bench_file() { # $1 label, $2 file, $3 target ratio
 	mc=$(printf '%s\n' "${cat_ns[@]}" | median)
 	mi=$(printf '%s\n' "${info_ns[@]}" | median)
 	awk -v l="$label" -v f="$(basename "$f")" -v s="$size" -v n="$REPS" -v c="$mc" -v i="$mi" \
-	    -v t="$target" -v rounds="$ROUNDS" 'BEGIN {
+	    -v t="$target" -v rounds="$ROUNDS" -v data="$data" 'BEGIN {
 		cm = s * n / (c / 1e9) / 1e6; im = s * n / (i / 1e9) / 1e6; ratio = im / cm;
 		printf "etl-bench: %-12s %-28s %5.1f MB  cat %7.1f MB/s  etl info %7.1f MB/s  " \
 		       "ratio %.2f (target >= %.2f: %s; medians of %d x %d runs)\n", l, f, s / 1e6,
-		       cm, im, ratio, t, (ratio >= t ? "met" : "NOT met"), rounds, n }'
+		       cm, im, ratio, t, (ratio >= t ? "met" : "NOT met"), rounds, n;
+		if (data + 0 > s * 1.5)
+			printf "etl-bench: %-12s   (%.1f MB of event data after decompression: %.0f MB/s " \
+			       "decoded)\n", l, data / 1e6, data * n / (i / 1e9) / 1e6 }'
 }
 
 bench_file uncompressed "$UNC" 0.50

@@ -8,15 +8,15 @@ set -u
 . "$(dirname "$0")/lib/record_common.sh"
 ps_need_root
 
-NCONN=${PS_TCPLEAK_N:-400}
-BYTES=262144
+NCONN=${PS_TCPLEAK_N:-1000}
+BYTES=131072
 tmp=$(mktemp -d /tmp/ps-rec-net.XXXXXX)
 db=$tmp/run.db
 LEAK_PID=
 cleanup() {
 	[ -n "$LEAK_PID" ] && kill "$LEAK_PID" 2>/dev/null && wait "$LEAK_PID" 2>/dev/null
 	ps_stop_recorder >/dev/null 2>&1
-	rm -rf "$tmp"
+	[ -n "${PS_KEEP:-}" ] || rm -rf "$tmp"
 }
 trap cleanup EXIT
 

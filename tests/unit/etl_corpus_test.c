@@ -378,3 +378,57 @@ TEST(first_buffer_fixture_fields)
 	ASSERT_EQ(ps_etl_stats(e)->problems, 0, "problems");
 	ps_etl_close(e);
 }
+
+/*
+ * The stack rules the converter relies on, on real data (net.4.5.2.x64.etl, time order): every
+ * StackWalk event (252 type 32, 2061 type 37, 7046 type 38) has an earlier event with the same
+ * timestamp, and every stack-key reference (37/38) is resolved by a KeyDelete/KeyRundown (35/36)
+ * of its key that follows it: 9107 of 9107.
+ */
+#include "etw/kmap.h"
+TEST(net452_x64_stack_association_and_keys)
+{
+	struct ps_etl *e;
+	struct ps_etl_event ev;
+	struct ps_kmap seen = { 0 }, pending = { 0 };
+	char err[512];
+	uint64_t stacks = 0, matched = 0, refs = 0, resolved = 0;
+
+	if (!corpus_have("etl/net.4.5.2.x64.etl"))
+		return;
+	if (!ASSERT_OK(ps_etl_open(&e, corpus_path("etl/net.4.5.2.x64.etl"), PS_ETL_ORDERED, err,
+				   sizeof(err)), err))
+		return;
+	while (ps_etl_next(e, &ev) > 0) {
+		if (!(ev.kernel && ev.group == PS_ETL_G_STACKWALK)) {
+			ps_kmap_put(&seen, (uint64_t)ev.ts, 0, 1);
+			continue;
+		}
+		if (ev.type == 32 || ev.type == 37 || ev.type == 38) {
+			uint32_t v;
+			stacks++;
+			matched += ps_kmap_get(&seen, ps_rd64(ev.payload), 0, &v);
+			if (ev.type != 32) {
+				uint64_t key = ps_rdptr(ev.payload + 16, ev.ptr_size);
+				uint32_t n = 0;
+				ps_kmap_get(&pending, key, 0, &n);
+				ps_kmap_put(&pending, key, 0, n + 1);
+				refs++;
+			}
+		} else if (ev.type == 35 || ev.type == 36) {
+			uint32_t n;
+			uint64_t key = ps_rdptr(ev.payload, ev.ptr_size);
+			if (ps_kmap_get(&pending, key, 0, &n)) {
+				resolved += n;
+				ps_kmap_del(&pending, key, 0);
+			}
+		}
+	}
+	ps_etl_close(e);
+	ASSERT_EQ(stacks, 252 + 2061 + 7046, "stack events");
+	ASSERT_EQ(matched, stacks, "stack events with an earlier event of the same timestamp");
+	ASSERT_EQ(refs, 9107, "key references");
+	ASSERT_EQ(resolved, 9107, "resolved by a later KeyDelete/KeyRundown");
+	ps_kmap_free(&seen);
+	ps_kmap_free(&pending);
+}

@@ -494,6 +494,7 @@ static int load_buffer(struct ps_etl *e, struct cursor *c, const struct bufref *
 	}
 	c->pos = HDR;
 	c->loaded = true;
+	e->st.data_bytes += c->end - HDR;
 	return 1;
 }
 

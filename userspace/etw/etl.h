@@ -108,6 +108,7 @@ struct ps_etl_stats {
 	uint32_t flag_events_lost;	/* buffers flagged EVENTS_LOST */
 	uint32_t flag_buffer_lost;
 	uint64_t events;
+	uint64_t data_bytes;		/* event data in the buffers read (after decompression) */
 	uint32_t max_cpu;		/* highest ProcessorIndex seen + 1 */
 	uint32_t problems;		/* bad events/buffers (each also in problem text) */
 	bool truncated;			/* the walk ended before the end of the file */

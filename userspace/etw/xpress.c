@@ -27,6 +27,46 @@ long ps_xpress_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t 
 	int nflags = 0;
 
 	for (;;) {
+		/*
+		 * Fast path: with 64 bytes of input and 64 of output room ahead, a literal run (at
+		 * most 32) or a match without a length escape needs no check but the distance.
+		 * Fixed-size copies overshoot into that room; later writes replace the excess.
+		 */
+		if (nflags && inlen - ip >= 64 && cap - op >= 64) {
+			nflags--;
+			if (!(flags & (1u << nflags))) {
+				uint32_t rest = flags << (31 - nflags);
+				size_t run = rest ? (size_t)__builtin_clz(rest) : (size_t)nflags + 1;
+				if (run > (size_t)nflags + 1)
+					run = (size_t)nflags + 1;
+				memcpy(out + op, in + ip, 32);
+				op += run;
+				ip += run;
+				nflags -= (int)run - 1;
+				continue;
+			}
+			uint32_t tok = (uint32_t)in[ip] | (uint32_t)in[ip + 1] << 8;
+			if ((tok & 7) != 7) {
+				size_t off = (tok >> 3) + 1, len = (tok & 7) + 3;
+				if (off > op)
+					goto corrupt;
+				uint8_t *d = out + op;
+				const uint8_t *src = d - off;
+				if (off >= 16) {
+					memcpy(d, src, 16);
+				} else if (off >= 8) {
+					memcpy(d, src, 8);
+					memcpy(d + 8, src + 8, 8);
+				} else {
+					for (size_t k = 0; k < len; k++)
+						d[k] = src[k];
+				}
+				ip += 2;
+				op += len;
+				continue;
+			}
+			nflags++;		/* a length escape: the general path below */
+		}
 		if (nflags == 0) {
 			if (ip >= inlen)
 				break;			/* stream ends on a flag-word boundary */

@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: GPL-2.0
+# poolscope plot: stacked live bytes of the top tags plus "other", the unreclaimable total as a
+# line, IOPS on the second axis. Called by `poolscope plot` with -e variables:
+#   data, out, term ("png"|"svg"), title, unit ("MiB"|"GiB"), nstack (stacked columns incl.
+#   other), ucol (column of the unreclaimable line, 0: none), uname, icol (IOPS column, 0: none)
+# The data file is tab-separated with a header; column 1 is time (s), 2 the zero baseline,
+# 3..2+nstack the cumulative stack (each column already includes those before it).
+set datafile separator "\t"
+if (term eq "svg") { set terminal svg size 1200,700 dynamic font "sans,11" background "white" } \
+else { set terminal pngcairo size 1200,700 font "sans,10" background "white" }
+set output out
+set title title noenhanced
+set xlabel "time (s)"
+set ylabel sprintf("live bytes (%s)", unit)
+set grid
+set key outside right top vertical noenhanced
+set style fill transparent solid 0.6 noborder
+set yrange [0:*]
+if (icol > 0) { set y2label "IOPS"; set y2tics; set ytics nomirror; set y2range [0:*] }
+stack = "for [i=1:nstack] data using 1:(column(i+1)):(column(i+2)) with filledcurves title columnhead(i+2)"
+uline = "data using 1:(column(ucol)) with lines lw 2.5 lc rgb 'black' title uname"
+iline = "data using 1:(column(icol)) axes x1y2 with lines lw 1.5 dt 2 lc rgb 'red' title 'IOPS (workload)'"
+cmd = "plot " . stack
+if (ucol > 0) { cmd = cmd . ", " . uline }
+if (icol > 0) { cmd = cmd . ", " . iline }
+eval cmd

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Bench: (1) IOPS of the 8 KiB QD16 x 2 random-read workload over SMB (private Samba in a netns
+# pair, file pinned in page cache) against the same workload on the local file (io_uring and
+# pread, page cache): the physical limits of this machine. (2) IOPS lost while `poolscope
+# record` runs at defaults during the SMB load: rounds alternate without/with recording (order
+# flipped every round), paired ratio per round, median. Target: <= 2% loss.
+# Env: O, POOLSCOPE, PS_BENCH_ROUNDS (5), PS_BENCH_SECS (15).
+set -u
+cd "$(dirname "$0")/../.."
+O=${O:-.output}
+P=${POOLSCOPE:-$(cd "$O" && pwd)/poolscope}
+ROUNDS=${PS_BENCH_ROUNDS:-5}
+SECS=${PS_BENCH_SECS:-15}
+export PS_SMB_DIR=$(mktemp -d /tmp/ps-bench-smb.XXXXXX)
+export PS_PIN=${PS_PIN:-$(dirname "$P")/tests/live/pspin}
+trap 'tests/smbserver.sh stop >/dev/null 2>&1; rm -rf "$PS_SMB_DIR"' EXIT
+die() { echo "bench smb: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root"
+eval "$(tests/smbserver.sh start --size 1G)" || die "server start"
+ARGS=(--bs 8k --qd 16 --workers 2 --duration "$SECS" --ramp 2 --quiet)
+iops() { sed -n 's/^result:.* iops=\([0-9]*\).*/\1/p' <<< "$1" | head -1; }
+smb() { $PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1; }
+med() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{if(NR%2)print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared machine: numbers are noisy)"
+echo "== SMB vs local, $ROUNDS rounds x ${SECS}s, 8k randread qd16 x2"
+s_all="" u_all="" p_all="" ratios=""
+for r in $(seq "$ROUNDS"); do
+	o1=$(smb); s=$(iops "$o1")
+	o2=$("$P" load "$PS_SMB_FILE" --engine uring "${ARGS[@]}" 2>&1); u=$(iops "$o2")
+	o3=$("$P" load "$PS_SMB_FILE" --engine pread "${ARGS[@]}" 2>&1); p=$(iops "$o3")
+	[ -n "$s" ] && [ -n "$u" ] && [ -n "$p" ] || { printf '%s\n' "$o1" "$o2" "$o3" | grep -v '^ '; die "a run failed in round $r"; }
+	echo "  round $r: smb $s  local-io_uring $u  local-pread $p"
+	s_all+=" $s"; u_all+=" $u"; p_all+=" $p"
+	ratios+=" $(awk -v a="$u" -v b="$s" 'BEGIN{printf "%.1f", a/b}')"
+done
+ms=$(med <<< "$s_all"); mu=$(med <<< "$u_all"); mp=$(med <<< "$p_all")
+echo "  median: smb $ms IOPS, local io_uring $mu, local pread $mp; local/smb (paired median) $(med <<< "$ratios")x"
+echo "== IOPS lost while recording (record at defaults), $ROUNDS rounds x ${SECS}s"
+if ! "$P" help record >/dev/null 2>&1; then
+	echo "bench smb: FAIL: $P has no record command; recording-overhead part not run"
+	exit 1
+fi
+base_all="" rec_all="" loss=""
+for r in $(seq "$ROUNDS"); do
+	for order in $([ $((r % 2)) = 1 ] && echo "base rec" || echo "rec base"); do
+		if [ $order = base ]; then
+			out=$(smb); b=$(iops "$out")
+			[ -n "$b" ] || { echo "$out"; die "base run failed in round $r"; }
+		else
+			out=$("$P" record -o "$PS_SMB_DIR/b.db" --force -q --duration $((SECS + 20)) -- \
+				$PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1)
+			w=$(iops "$out")
+			[ -n "$w" ] || { echo "$out" | tail -5; die "recorded run failed in round $r"; }
+		fi
+	done
+	[ -n "$b" ] && [ -n "$w" ] || die "a run failed in round $r"
+	l=$(awk -v b="$b" -v w="$w" 'BEGIN{printf "%.1f", (b-w)*100/b}')
+	echo "  round $r: without $b  with record $w  loss $l%"
+	base_all+=" $b"; rec_all+=" $w"; loss+=" $l"
+done
+ml=$(med <<< "$loss")
+echo "  median: without $(med <<< "$base_all") IOPS, with record $(med <<< "$rec_all"); paired median loss $ml% (target <= 2%)"
+awk -v l="$ml" 'BEGIN{exit !(l <= 2)}' && echo "  target met" || echo "  target NOT met"

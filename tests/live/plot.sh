@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# poolscope plot renders PNG and SVG from fixture traces (built now with this tree's trace
+# library: tests/fixtures/mkplotfix.c): a leaking Linux run with workload rows, a Windows pool
+# run, and the two-run comparison. Checks: valid PNG header and size, non-trivial file size,
+# SVG well-formed with the legend naming tags, SUnreclaim/NonPagedPool and IOPS; and the errors
+# (bad extension, not a trace, missing gnuplot).
+set -u
+cd "${PS_SRCDIR:-.}"
+O=${O:-.output}
+d=$(mktemp -d /tmp/ps-plot.XXXXXX)
+trap 'rm -rf "$d"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+LIB=$(dirname "$POOLSCOPE")/libpscore.a
+[ -f "$LIB" ] || fail "$LIB missing"
+cc -std=gnu11 -D_GNU_SOURCE -I. -Iuserspace -o "$d/mk" tests/fixtures/mkplotfix.c "$LIB" -lsqlite3 -lm \
+	-fsanitize=address,undefined 2>/dev/null || cc -std=gnu11 -D_GNU_SOURCE -I. -Iuserspace -o "$d/mk" \
+	tests/fixtures/mkplotfix.c "$LIB" -lsqlite3 -lm || fail "build fixture generator"
+"$d/mk" "$d" || fail "fixtures"
+check_png() {
+	[ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$1: not a PNG"
+	w=$(od -An -tu1 -j16 -N8 "$1" | awk '{print $3*256+$4, $7*256+$8}')
+	[ "$w" = "1200 700" ] || fail "$1: size $w, expected 1200 700"
+	[ "$(stat -c %s "$1")" -gt 20000 ] || fail "$1: only $(stat -c %s "$1") bytes"
+}
+check_svg() { # file, legend strings...
+	local f=$1; shift
+	head -c 200 "$f" | grep -q '<svg\|<?xml' || fail "$f: not SVG"
+	grep -q '</svg>' "$f" || fail "$f: truncated"
+	python3 -c "import sys,xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])" "$f" 2>/dev/null \
+		|| fail "$f: not well-formed XML"
+	grep -q 'width="1200' "$f" || fail "$f: width"
+	for s in "$@"; do grep -qF -- "$s" "$f" || fail "$f: legend lacks '$s'"; done
+}
+"$POOLSCOPE" plot "$d/linux.db" -o "$d/linux.png" || fail "linux png"
+check_png "$d/linux.png"
+"$POOLSCOPE" plot "$d/linux.db" -o "$d/linux.svg" || fail "linux svg"
+check_svg "$d/linux.svg" "kmalloc-256 &lt;- smb2_read" "other (4 tags)" "SUnreclaim growth" "IOPS (workload)" "live bytes (MiB)"
+"$POOLSCOPE" plot "$d/windows.db" -o "$d/win.svg" --top 3 || fail "windows svg"
+check_svg "$d/win.svg" "LSbf" "NonPagedPool (meminfo)" "other (9 tags)"
+grep -q 'IOPS (workload)' "$d/win.svg" && fail "windows plot has an IOPS line without workload rows"
+"$POOLSCOPE" plot "$d/windows.db" -o "$d/win.png" || fail "windows png"
+check_png "$d/win.png"
+"$POOLSCOPE" plot "$d/local.db" "$d/linux.db" -o "$d/diff.png" || fail "diff png"
+check_png "$d/diff.png"
+"$POOLSCOPE" plot "$d/local.db" "$d/linux.db" -o "$d/diff.svg" || fail "diff svg"
+check_svg "$d/diff.svg" "local-8k-qd16: tracked live bytes" "remote-8k-qd16: IOPS" "remote-8k-qd16: SUnreclaim growth"
+msg=$("$POOLSCOPE" plot "$d/linux.db" -o "$d/x.jpg" 2>&1); [ $? = 2 ] && grep -q '.png or .svg' <<< "$msg" || fail "bad ext: $msg"
+echo "not a trace" > "$d/bad.db"
+msg=$("$POOLSCOPE" plot "$d/bad.db" -o "$d/x.png" 2>&1); [ $? = 1 ] && grep -q 'bad.db' <<< "$msg" || fail "bad trace: $msg"
+[ -e "$d/x.png" ] && fail "output left after an error"
+msg=$(PATH=/nonexistent "$POOLSCOPE" plot "$d/linux.db" -o "$d/x.png" 2>&1); [ $? = 1 ] && grep -q 'gnuplot-nox' <<< "$msg" || fail "no gnuplot: $msg"
+echo "ok: $(ls "$d" | grep -c -E 'png|svg') plots"

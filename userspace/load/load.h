@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `poolscope load` internals: options, the control block shared by the parent and its worker
+ * processes, and the engines (SMB through libsmbclient, local pread, local io_uring).
+ *
+ * Why processes: Debian's libsmbclient 4.17 is not thread-safe (talloc stackframes are global,
+ * smbc_thread_posix is not exported) and its sync API has one outstanding IO per context. So a
+ * worker at queue depth QD is QD processes, each with its own context and TCP connection, each
+ * keeping one IO in flight. Local pread uses the same slot-per-outstanding-IO model; io_uring
+ * keeps QD IOs in one ring per worker.
+ *
+ * Counters: every slot batches its completions and adds them (relaxed atomics) to a
+ * struct ps_workload_shm every few milliseconds. That struct is either the file `poolscope
+ * record` hands over in POOLSCOPE_WORKLOAD_SHM or an anonymous shared mapping; the parent
+ * reads the same cumulative counters every second to print its per-second lines.
+ */
+#ifndef PS_LOAD_H
+#define PS_LOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/loadspec.h"
+#include "common/workload_shm.h"
+
+enum ps_load_engine {
+	PS_ENGINE_AUTO,
+	PS_ENGINE_SMB,
+	PS_ENGINE_PREAD,
+	PS_ENGINE_URING,
+};
+
+#define PS_LOAD_MAX_QD		256
+#define PS_LOAD_MAX_WORKERS	64
+#define PS_LOAD_MAX_SLOTS	1024	/* processes: workers * qd for smb and pread */
+
+struct ps_load_opts {
+	const char *target;		/* smb://host/share/path or a local path */
+	bool smb;
+	char domain[64], user[128], pass[128];
+	enum ps_load_engine engine;
+	bool direct;			/* O_DIRECT (local) */
+	unsigned qd, workers;
+	uint64_t span;			/* bytes of the file used (0: all of it) */
+	uint64_t duration_ns, ramp_ns, step_ns;
+	int nsteps;
+	struct ps_load_pattern steps[PS_LOAD_MAX_STEPS];
+	unsigned timeout_ms;		/* SMB connect/IO timeout */
+	uint64_t seed;
+	const char *trace_path;
+	bool trace_force;
+	bool quiet;			/* no per-second lines */
+};
+
+enum ps_slot_state {
+	PS_SLOT_STARTING,
+	PS_SLOT_READY,
+	PS_SLOT_FAILED,
+	PS_SLOT_DONE,
+};
+
+struct ps_load_slot {
+	int state;			/* enum ps_slot_state, written by the slot */
+	int err;			/* -errno when FAILED */
+	uint64_t inflight;		/* this slot's IOs in flight now */
+	char msg[192];			/* what failed, for the one error line */
+} __attribute__((aligned(64)));
+
+#define PS_LOAD_GO_WAIT	0
+#define PS_LOAD_GO_RUN	1
+#define PS_LOAD_GO_STOP	2
+
+struct ps_load_ctl {
+	int go;				/* PS_LOAD_GO_* written by the parent */
+	uint64_t interval_max_ns;	/* max latency since the parent last took it */
+	uint64_t file_size;		/* probe result */
+	struct ps_workload_shm *wl;	/* same address in every process (mapped before fork) */
+	unsigned nslots;
+	struct ps_load_slot slots[PS_LOAD_MAX_SLOTS];
+};
+
+/* Per-slot batch of completions, flushed to ctl->wl every few ms. */
+struct ps_load_batch {
+	uint64_t ios, bytes, errors, max_ns;
+	uint64_t last_flush_ns;
+	uint64_t hist[PS_LAT_BUCKETS];
+	bool dirty;
+};
+
+uint64_t ps_load_now_ns(void);
+void ps_load_record(struct ps_load_ctl *ctl, struct ps_load_batch *b, uint64_t lat_ns,
+		    uint64_t bytes, bool ok, uint64_t now_ns);
+void ps_load_flush(struct ps_load_ctl *ctl, struct ps_load_batch *b, uint64_t now_ns);
+void ps_load_slot_fail(struct ps_load_slot *s, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Waits (spinning politely) until the parent says go; false when told to stop instead. */
+bool ps_load_wait_go(const struct ps_load_ctl *ctl);
+static inline bool ps_load_running(const struct ps_load_ctl *ctl)
+{
+	return __atomic_load_n(&ctl->go, __ATOMIC_RELAXED) == PS_LOAD_GO_RUN;
+}
+
+/* Engines. Each slot function runs in a forked child and returns its exit code. */
+struct ps_load_job {
+	const struct ps_load_opts *o;
+	const struct ps_load_pattern *pat;
+	struct ps_load_ctl *ctl;
+	unsigned slot;			/* index into ctl->slots */
+	unsigned depth;			/* IOs this slot keeps in flight (uring: qd, else 1) */
+	uint64_t span;
+	uint64_t seed;
+};
+
+/* Opens the target once (in a child for SMB) to learn its size; message in msg. */
+int ps_load_smb_probe(const struct ps_load_opts *o, uint64_t *size, char *msg, size_t len);
+int ps_load_local_probe(const struct ps_load_opts *o, uint64_t *size, char *msg, size_t len);
+int ps_load_smb_slot(const struct ps_load_job *j);
+int ps_load_pread_slot(const struct ps_load_job *j);
+int ps_load_uring_slot(const struct ps_load_job *j);
+bool ps_load_uring_available(void);
+
+/* Runs the whole workload (all steps); prints per-second lines and the summary. */
+int ps_load_run(struct ps_load_opts *o);
+
+#endif
