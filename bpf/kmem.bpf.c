@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * poolscope record: tp_btf programs on the kmem (and percpu) tracepoints.
+ *
+ * Cost is the design constraint (this runs on every slab allocation of a busy file server), so
+ * the default path per event is one per-CPU counter slot and one per-CPU hash lookup:
+ *  - every event updates its class (slab cache / page order / large kmalloc / percpu) exactly;
+ *    the cache of a kfree'd pointer comes from the bpf_get_kmem_cache() kfunc and
+ *    kmem_cache_free names it, so no pointer map is needed for per-cache totals;
+ *  - only objects whose address hashes into the sample (1 in 2^site_bits) go through the tag
+ *    map (call site, context) and the pointer map (to find the tag at free time); userspace
+ *    scales those counts. Large kmalloc and percpu objects are rare and always tracked.
+ * Pages have no call site argument: a sampled page takes a stack id and userspace derives the
+ * site (first frame outside the page allocator) and whether the page backs a slab.
+ * The argument lists are the BTF prototypes of 6.1+ (identical on 6.18; the 6.18 change is in
+ * the classic tracepoint record only).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "poolscope_abi.h"
+
+#define EEXIST 17
+#define E2BIG 7
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load. */
+const volatile __u32 site_bits = 4;		/* sample 1 in 2^site_bits addresses */
+const volatile __u32 stack_sample = 64;		/* stack on 1 in N sampled slab allocs; 0 off */
+const volatile __u32 page_shift = 12;
+const volatile __u32 class_slot_bits = PS_CLASS_SLOT_BITS;	/* slots = 2^bits (map size) */
+const volatile __u8 filter_on;
+const volatile __u8 filter_comm_on;
+const volatile __u32 filter_tgid;
+const volatile __u64 filter_cgid;
+const volatile char filter_comm[16];
+
+extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PS_C_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct ps_class_val);
+} classes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1 << PS_CLASS_SLOT_BITS);	/* resized to 2^class_slot_bits */
+	__type(key, __u32);
+	__type(value, struct ps_class_slot);
+} class_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct ps_cache_info);
+} cache_info SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ps_tag_key);
+	__type(value, struct ps_tag_val);
+} tags SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__type(key, __u64);
+	__type(value, struct ps_ptr_val);
+} ptrs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 32768);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PS_MAX_STACK_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ps_stack_key);
+	__type(value, struct ps_stack_val);
+} stack_counts SEC(".maps");
+
+/*
+ * BTF-typed pointer arguments (struct page *, struct kmem_cache *) are trusted pointers to the
+ * verifier, which forbids arithmetic on them (our hash). Read the raw argument as a number.
+ */
+static __always_inline __u64 arg_u64(unsigned long long *ctx, int i)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &ctx[i]);
+	return v;
+}
+
+/*
+ * A class key for a kmem_cache. The pointer itself cannot be hashed (a trusted pointer: no
+ * arithmetic, and spilling it to read it back as a number is refused), and on 6.18 a char *
+ * field (s->name) loads as untrusted memory, not a number. s->random is a plain unsigned long,
+ * a per-cache random value (CONFIG_SLAB_FREELIST_HARDENED): one load, unique per kmem_cache
+ * (merged aliases share the one kmem_cache). Without that field (CO-RE), the raw pointer
+ * argument is read with a probe read, which costs a helper call.
+ */
+static __always_inline __u64 cache_id(const struct kmem_cache *s, unsigned long long *ctx,
+				      int argi)
+{
+	__u64 v = 0;
+
+	if (bpf_core_field_exists(s->random)) {
+		v = s->random;
+		if (v > 64)
+			return v;
+	}
+	if (argi >= 0)
+		bpf_probe_read_kernel(&v, sizeof(v), &ctx[argi]);
+	else
+		bpf_probe_read_kernel(&v, sizeof(v), &s->name);
+	return v;
+}
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		(*c)++;
+}
+
+/* Multiplicative hash: the same address always gives the same decision (alloc and free). */
+static __always_inline bool addr_sampled(__u64 addr)
+{
+	if (!site_bits)
+		return true;
+	return ((addr * 0x9E3779B97F4A7C15ull) >> (64 - site_bits)) == 0;
+}
+
+/*
+ * Context (task/softirq/hardirq) needs preempt_count, a per-CPU variable (__preempt_count or
+ * pcpu_hot). A typed __ksym for it needs the verifier to find its address in kallsyms, which a
+ * kernel without CONFIG_KALLSYMS_ALL (this one) does not have: the load fails with "ldimm64
+ * failed to find the address". Tags are therefore not split by context (ctx NULL).
+ */
+static __always_inline __u8 get_ctx(void)
+{
+	return PS_CTX_UNKNOWN;
+}
+
+/* With a filter, only allocations made by the selected tasks are counted (and all tracked). */
+static __always_inline bool filter_pass(void)
+{
+	if (!filter_on)
+		return true;
+	if (filter_tgid && (bpf_get_current_pid_tgid() >> 32) != filter_tgid)
+		return false;
+	if (filter_cgid && bpf_get_current_cgroup_id() != filter_cgid)
+		return false;
+	if (filter_comm_on) {
+		char comm[16];
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		for (int i = 0; i < 16; i++) {
+			if (comm[i] != filter_comm[i])
+				return false;
+			if (!comm[i])
+				break;
+		}
+	}
+	return true;
+}
+
+static __noinline void cache_info_add(__u64 cls, const struct kmem_cache *s)
+{
+	struct ps_cache_info ci = {};
+	const char *name;
+
+	name = BPF_CORE_READ(s, name);
+	bpf_probe_read_kernel_str(ci.name, sizeof(ci.name), name);
+	ci.size = BPF_CORE_READ(s, size);
+	ci.object_size = BPF_CORE_READ(s, object_size);
+	ci.flags = (__u32)BPF_CORE_READ(s, flags);
+	if (bpf_map_update_elem(&cache_info, &cls, &ci, BPF_NOEXIST) == -E2BIG)
+		count(PS_C_DROP_CACHEINFO_FULL);
+}
+
+static __noinline struct ps_class_val *class_new(__u64 cls, const struct kmem_cache *s)
+{
+	struct ps_class_val zero = {};
+	long err;
+
+	err = bpf_map_update_elem(&classes, &cls, &zero, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		count(PS_C_DROP_CLASS_FULL);
+		return NULL;
+	}
+	if (s)
+		cache_info_add(cls, s);
+	return bpf_map_lookup_elem(&classes, &cls);
+}
+
+static __always_inline __u32 class_slot(__u64 cls)
+{
+	if (!class_slot_bits)
+		return 0;
+	return (__u32)((cls * 0x9E3779B97F4A7C15ull) >> (64 - class_slot_bits));
+}
+
+/*
+ * The hot path: a per-CPU array slot (an inlined address computation, no hashing of a key
+ * and no bucket walk); the hash map only for classes whose slot is taken on this CPU.
+ */
+static __always_inline struct ps_class_val *class_get(__u64 cls, const struct kmem_cache *s)
+{
+	__u32 idx = class_slot(cls);
+	struct ps_class_slot *sl = bpf_map_lookup_elem(&class_slots, &idx);
+	struct ps_class_val *v;
+
+	if (sl) {
+		if (sl->cls == cls)
+			return &sl->v;
+		if (!sl->cls) {
+			sl->cls = cls;
+			if (s)
+				cache_info_add(cls, s);
+			return &sl->v;
+		}
+	}
+	v = bpf_map_lookup_elem(&classes, &cls);
+	if (v)
+		return v;
+	return class_new(cls, s);
+}
+
+static __always_inline struct ps_class_val *class_find(__u64 cls)
+{
+	__u32 idx = class_slot(cls);
+	struct ps_class_slot *sl = bpf_map_lookup_elem(&class_slots, &idx);
+
+	if (sl && sl->cls == cls)
+		return &sl->v;
+	return bpf_map_lookup_elem(&classes, &cls);
+}
+
+static __always_inline struct ps_class_val *page_class(__u32 order)
+{
+	__u64 cls = PS_CLASS_PAGE_BASE + (order < PS_MAX_ORDER ? order : PS_MAX_ORDER);
+
+	return class_get(cls, NULL);
+}
+
+static __always_inline struct ps_tag_val *tag_get(const struct ps_tag_key *key)
+{
+	struct ps_tag_val *tv = bpf_map_lookup_elem(&tags, key);
+	struct ps_tag_val zero = {};
+	long err;
+
+	if (tv)
+		return tv;
+	err = bpf_map_update_elem(&tags, key, &zero, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		count(PS_C_DROP_TAG_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&tags, key);
+}
+
+static __always_inline void stack_free(const struct ps_tag_key *tag, __s32 stackid, __u64 bytes)
+{
+	struct ps_stack_key sk = { .tag = *tag, .stackid = stackid };
+	struct ps_stack_val *sv;
+
+	sv = bpf_map_lookup_elem(&stack_counts, &sk);
+	if (sv)
+		__sync_fetch_and_add(&sv->live_bytes, -(__s64)bytes);
+}
+
+static __always_inline void stack_alloc(const struct ps_tag_key *tag, __s32 stackid, __u64 bytes)
+{
+	struct ps_stack_key sk = { .tag = *tag, .stackid = stackid };
+	struct ps_stack_val *sv, nv = {};
+	long err;
+
+	sv = bpf_map_lookup_elem(&stack_counts, &sk);
+	if (!sv) {
+		bpf_get_current_comm(nv.comm, sizeof(nv.comm));
+		nv.ctx = tag->ctx;
+		err = bpf_map_update_elem(&stack_counts, &sk, &nv, BPF_NOEXIST);
+		if (err && err != -EEXIST) {
+			count(PS_C_DROP_STACKCNT_FULL);
+			return;
+		}
+		sv = bpf_map_lookup_elem(&stack_counts, &sk);
+		if (!sv)
+			return;
+	}
+	__sync_fetch_and_add(&sv->allocs, 1);
+	__sync_fetch_and_add(&sv->bytes, bytes);
+	__sync_fetch_and_add(&sv->live_bytes, (__s64)bytes);
+}
+
+static __always_inline __s32 take_stack(void *ctx)
+{
+	long id = bpf_get_stackid(ctx, &stacks, 2 & BPF_F_SKIP_FIELD_MASK);
+
+	if (id >= 0) {
+		count(PS_C_STACKS_TAKEN);
+		return (__s32)id;
+	}
+	count(id == -EEXIST ? PS_C_DROP_STACK_COLLISION : PS_C_DROP_STACK_ERR);
+	return -1;
+}
+
+/* A tracked object disappeared: charge its free to its tag (and stack). */
+static __always_inline void tag_free(const struct ps_ptr_val *pv, bool implicit)
+{
+	struct ps_tag_val *tv = bpf_map_lookup_elem(&tags, &pv->tag);
+
+	if (tv) {
+		tv->frees++;
+		tv->free_bytes += pv->bytes;
+		if (implicit)
+			tv->implicit_frees++;
+	}
+	if (pv->stackid >= 0)
+		stack_free(&pv->tag, pv->stackid, pv->bytes);
+}
+
+/* The slow path: a sampled (or always-tracked) allocation; pv has tag cls/site/kind and bytes. */
+static __noinline void track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
+{
+	struct ps_ptr_val pv = *pv_in;
+	struct ps_ptr_val *old;
+	struct ps_tag_val *tv;
+	__u64 bytes = pv.bytes;
+	long err;
+
+	count(PS_C_SAMPLED_ALLOCS);
+	pv.tag.ctx = get_ctx();
+	tv = tag_get(&pv.tag);
+	if (tv) {
+		tv->allocs++;
+		tv->alloc_bytes += bytes;
+	}
+	if (pv.tag.kind != PS_K_PAGE && stack_sample && bpf_get_prandom_u32() % stack_sample == 0)
+		pv.stackid = take_stack(ctx);
+	if (pv.stackid >= 0)
+		stack_alloc(&pv.tag, pv.stackid, bytes);
+
+	err = bpf_map_update_elem(&ptrs, &addr, &pv, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		/* The old object was freed on an untraced path (bulk, RCU sheaves). */
+		old = bpf_map_lookup_elem(&ptrs, &addr);
+		if (old) {
+			struct ps_ptr_val copy = *old;
+
+			tag_free(&copy, true);
+			count(PS_C_IMPLICIT_FREES);
+		}
+		err = bpf_map_update_elem(&ptrs, &addr, &pv, BPF_ANY);
+	}
+	if (err)
+		count(PS_C_DROP_PTR_FULL);
+}
+
+#define track(ctx_, addr_, cls_, site_, kind_, bytes_, stackid_) do {			\
+	struct ps_ptr_val __pv = { .tag = { .cls = (cls_), .site = (site_), .kind = (kind_) },	\
+				   .bytes = (bytes_), .stackid = (stackid_) };		\
+	track_pv(ctx_, addr_, &__pv);							\
+} while (0)
+
+/* A sampled free. Returns the tracked size, or 0 when the object predates the recording. */
+static __noinline __u64 untrack(__u64 addr, struct ps_class_val *cv, __u64 known_bytes)
+{
+	struct ps_ptr_val *pv = bpf_map_lookup_elem(&ptrs, &addr);
+	struct ps_ptr_val copy;
+
+	count(PS_C_SAMPLED_FREES);
+	if (!pv) {
+		count(PS_C_PREEXISTING_FREES);
+		if (cv) {
+			cv->s_pre_frees++;
+			cv->s_pre_free_bytes += known_bytes;
+		}
+		return 0;
+	}
+	copy = *pv;
+	bpf_map_delete_elem(&ptrs, &addr);
+	tag_free(&copy, false);
+	return copy.bytes ? copy.bytes : 1;
+}
+
+static __always_inline void class_alloc(struct ps_class_val *cv, __u64 bytes)
+{
+	if (cv) {
+		cv->allocs++;
+		cv->alloc_bytes += bytes;
+	}
+}
+
+static __always_inline void class_free(struct ps_class_val *cv, __u64 bytes)
+{
+	if (cv) {
+		cv->frees++;
+		cv->free_bytes += bytes;
+	}
+}
+
+/* Free of an object with a known, fixed size (slab object, page). */
+static __always_inline void free_sized(__u64 addr, __u64 cls, const struct kmem_cache *s,
+				       __u64 bytes)
+{
+	struct ps_class_val *cv;
+
+	if (filter_on) {
+		/* Only frees of objects the filter let in are counted. */
+		cv = class_find(cls);
+		if (untrack(addr, NULL, 0))
+			class_free(cv, bytes);
+		return;
+	}
+	cv = class_get(cls, s);
+	class_free(cv, bytes);
+	if (addr_sampled(addr))
+		untrack(addr, cv, bytes);
+}
+
+SEC("tp_btf/kmem_cache_alloc")
+int BPF_PROG(kmem_cache_alloc, unsigned long call_site, const void *ptr, struct kmem_cache *s,
+	     gfp_t gfp, int node)
+{
+	__u64 addr = (__u64)ptr, bytes, cls;
+
+	count(PS_C_EV_CACHE_ALLOC);
+	if (!ptr || !s)
+		return 0;
+	if (!filter_pass()) {
+		count(PS_C_FILTERED);
+		return 0;
+	}
+	bytes = s->size;
+	cls = cache_id(s, ctx, 2);
+	class_alloc(class_get(cls, s), bytes);
+	if (filter_on || addr_sampled(addr))
+		track(ctx, addr, cls, call_site, PS_K_SLAB, bytes, -1);
+	return 0;
+}
+
+SEC("tp_btf/kmem_cache_free")
+int BPF_PROG(kmem_cache_free, unsigned long call_site, const void *ptr, const struct kmem_cache *s)
+{
+	count(PS_C_EV_CACHE_FREE);
+	if (!ptr || !s)
+		return 0;
+	free_sized((__u64)ptr, cache_id(s, ctx, 2), s, s->size);
+	return 0;
+}
+
+SEC("tp_btf/kmalloc")
+int BPF_PROG(kmalloc, unsigned long call_site, const void *ptr, size_t bytes_req,
+	     size_t bytes_alloc, gfp_t gfp, int node)
+{
+	__u64 addr = (__u64)ptr, cls;
+	struct kmem_cache *s;
+
+	count(PS_C_EV_KMALLOC);
+	if (!ptr)
+		return 0;
+	if (!filter_pass()) {
+		count(PS_C_FILTERED);
+		return 0;
+	}
+	s = bpf_get_kmem_cache(addr);
+	if (!s) {
+		/* Large kmalloc: backed by pages; rare, so always tracked (exact). */
+		class_alloc(class_get(PS_CLASS_KMALLOC_LARGE, NULL), bytes_alloc);
+		track(ctx, addr, PS_CLASS_KMALLOC_LARGE, call_site, PS_K_KMALLOC_LARGE, bytes_alloc, -1);
+		return 0;
+	}
+	cls = cache_id(s, ctx, -1);
+	class_alloc(class_get(cls, s), bytes_alloc);
+	if (filter_on || addr_sampled(addr))
+		track(ctx, addr, cls, call_site, PS_K_KMALLOC, bytes_alloc, -1);
+	return 0;
+}
+
+SEC("tp_btf/kfree")
+int BPF_PROG(kfree, unsigned long call_site, const void *ptr)
+{
+	__u64 addr = (__u64)ptr, bytes;
+	struct ps_class_val *cv;
+	struct kmem_cache *s;
+
+	count(PS_C_EV_KFREE);
+	if (addr < 4096) {	/* NULL and ZERO_SIZE_PTR: nothing was freed */
+		count(PS_C_KFREE_NULL);
+		return 0;
+	}
+	s = bpf_get_kmem_cache(addr);
+	if (s) {
+		free_sized(addr, cache_id(s, ctx, -1), s, s->size);
+		return 0;
+	}
+	/* Not a slab object: a large kmalloc, tracked exactly when allocated while recording. */
+	cv = filter_on ? class_find(PS_CLASS_KMALLOC_LARGE) :
+			 class_get(PS_CLASS_KMALLOC_LARGE, NULL);
+	bytes = untrack(addr, filter_on ? NULL : cv, 0);
+	if (!bytes)
+		count(PS_C_NO_KMEM_CACHE);
+	if (bytes || !filter_on)
+		class_free(cv, bytes);
+	return 0;
+}
+
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp, int migratetype)
+{
+	__u64 addr, bytes = (__u64)1 << (page_shift + (order & 31));
+	__s32 stackid;
+
+	count(PS_C_EV_PAGE_ALLOC);
+	if (!page)
+		return 0;
+	addr = arg_u64(ctx, 0);
+	if (!filter_pass()) {
+		count(PS_C_FILTERED);
+		return 0;
+	}
+	class_alloc(page_class(order), bytes);
+	if (filter_on || addr_sampled(addr)) {
+		stackid = take_stack(ctx);
+		track(ctx, addr, PS_CLASS_PAGE_BASE + (order < PS_MAX_ORDER ? order : PS_MAX_ORDER), stackid >= 0 ? (__u64)stackid + 1 :
+		      PS_SITE_NOSTACK, PS_K_PAGE, bytes, stackid);
+	}
+	return 0;
+}
+
+SEC("tp_btf/mm_page_free")
+int BPF_PROG(mm_page_free, struct page *page, unsigned int order)
+{
+	__u64 bytes = (__u64)1 << (page_shift + (order & 31));
+
+	count(PS_C_EV_PAGE_FREE);
+	if (!page)
+		return 0;
+	free_sized(arg_u64(ctx, 0), PS_CLASS_PAGE_BASE + (order < PS_MAX_ORDER ? order : PS_MAX_ORDER),
+		   NULL, bytes);
+	return 0;
+}
+
+SEC("tp_btf/percpu_alloc_percpu")
+int BPF_PROG(percpu_alloc_percpu, unsigned long call_site, bool reserved, bool is_atomic,
+	     size_t size, size_t align, void *base_addr, int off, void *ptr, size_t bytes_alloc,
+	     gfp_t gfp)
+{
+	count(PS_C_EV_PERCPU_ALLOC);
+	if (!ptr)
+		return 0;
+	if (!filter_pass()) {
+		count(PS_C_FILTERED);
+		return 0;
+	}
+	class_alloc(class_get(PS_CLASS_PERCPU, NULL), bytes_alloc);
+	track(ctx, (__u64)ptr, PS_CLASS_PERCPU, call_site, PS_K_PERCPU, bytes_alloc, -1);
+	return 0;
+}
+
+SEC("tp_btf/percpu_free_percpu")
+int BPF_PROG(percpu_free_percpu, void *base_addr, int off, void *ptr)
+{
+	struct ps_class_val *cv;
+	__u64 bytes;
+
+	count(PS_C_EV_PERCPU_FREE);
+	if (!ptr)
+		return 0;
+	cv = filter_on ? class_find(PS_CLASS_PERCPU) :
+			 class_get(PS_CLASS_PERCPU, NULL);
+	bytes = untrack((__u64)ptr, filter_on ? NULL : cv, 0);
+	if (bytes || !filter_on)
+		class_free(cv, bytes);
+	return 0;
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared layout between bpf/kmem.bpf.c and the recorder (userspace/record). Both sides compile
+ * this header (clang -target bpf with vmlinux.h, cc with <linux/types.h>), so every field is a
+ * fixed-width __u8..__u64 with explicit padding and every struct size is pinned by a static
+ * assert: a layout change breaks the build instead of silently garbling counters.
+ *
+ * The data model (docs/record.md explains the estimator):
+ *  - class: one exact counter set per slab cache (key = struct kmem_cache pointer), per page
+ *    order and for the two untyped classes (large kmalloc, percpu). Every event updates its
+ *    class, so per-cache totals are exact and compare 1:1 with /proc/slabinfo.
+ *  - tag: (kind, cache/order, call site or stack id, context). Only address-hash-sampled
+ *    objects (1 in site_sample) update tags and the pointer map; userspace scales by the rate.
+ *  - ptr: sampled live object -> (tag, size, stack id), so a free finds its tag.
+ */
+#ifndef PS_POOLSCOPE_ABI_H
+#define PS_POOLSCOPE_ABI_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+/* Tag kinds (ps_tag_key.kind). */
+#define PS_K_SLAB	1	/* kmem_cache_alloc on a named cache                         */
+#define PS_K_KMALLOC	2	/* kmalloc from a kmalloc-N cache                             */
+#define PS_K_KMALLOC_LARGE 3	/* kmalloc above the largest kmalloc cache: pages        */
+#define PS_K_PAGE	4	/* page allocator; site is a stack id (resolved in userspace) */
+#define PS_K_PERCPU	5	/* percpu allocator                                           */
+
+/* Contexts (ps_tag_key.ctx). */
+#define PS_CTX_TASK	0
+#define PS_CTX_SOFTIRQ	1
+#define PS_CTX_HARDIRQ	2
+#define PS_CTX_UNKNOWN	3
+
+/* Class keys that are not kmem_cache pointers (kernel pointers are never this small). */
+#define PS_CLASS_KMALLOC_LARGE	1ull
+#define PS_CLASS_PERCPU		2ull
+#define PS_CLASS_UNKNOWN_SLAB	3ull	/* kfree of a pointer bpf_get_kmem_cache() does not know */
+#define PS_CLASS_PAGE_BASE	16ull	/* + order, 16..26 */
+#define PS_MAX_ORDER		11
+
+/* ps_tag_key.site for pages when no stack id could be taken (stack error). */
+#define PS_SITE_NOSTACK		0ull
+
+/* Counter slots (percpu array "counters"); names in userspace/record/counters.c. */
+enum ps_counter {
+	PS_C_EV_KMALLOC,
+	PS_C_EV_KFREE,
+	PS_C_EV_CACHE_ALLOC,
+	PS_C_EV_CACHE_FREE,
+	PS_C_EV_PAGE_ALLOC,
+	PS_C_EV_PAGE_FREE,
+	PS_C_EV_PERCPU_ALLOC,
+	PS_C_EV_PERCPU_FREE,
+	PS_C_KFREE_NULL,
+	PS_C_FILTERED,		/* allocs skipped by --comm/--pid/--cgroup                */
+	PS_C_SAMPLED_ALLOCS,
+	PS_C_SAMPLED_FREES,
+	PS_C_IMPLICIT_FREES,	/* sampled alloc landed on a still-tracked address          */
+	PS_C_PREEXISTING_FREES,	/* sampled free of an address not tracked (raw count)     */
+	PS_C_DROP_CLASS_FULL,
+	PS_C_DROP_TAG_FULL,
+	PS_C_DROP_PTR_FULL,
+	PS_C_DROP_STACK_COLLISION,	/* bpf_get_stackid -EEXIST (bucket holds another stack) */
+	PS_C_DROP_STACK_ERR,		/* any other bpf_get_stackid error                   */
+	PS_C_DROP_STACKCNT_FULL,
+	PS_C_DROP_CACHEINFO_FULL,
+	PS_C_NO_KMEM_CACHE,	/* kfree of a pointer with no slab cache and not tracked   */
+	PS_C_STACKS_TAKEN,
+	PS_C_MAX
+};
+
+struct ps_class_val {
+	__u64 allocs;
+	__u64 frees;
+	__u64 alloc_bytes;
+	__u64 free_bytes;
+	__u64 s_pre_frees;	/* sampled frees of objects allocated before the start */
+	__u64 s_pre_free_bytes;
+};
+_Static_assert(sizeof(struct ps_class_val) == 48, "ps_class_val layout");
+
+/*
+ * Per-CPU direct-mapped class slots: slot = hash(cls) >> (64 - PS_CLASS_SLOT_BITS). A slot is
+ * claimed by the first class that hashes there on that CPU; a class that finds its slot taken
+ * falls back to the "classes" hash map. Userspace sums both, per CPU, by cls.
+ */
+#define PS_CLASS_SLOT_BITS 10
+struct ps_class_slot {
+	__u64 cls;		/* 0: free */
+	struct ps_class_val v;
+};
+_Static_assert(sizeof(struct ps_class_slot) == 56, "ps_class_slot layout");
+
+struct ps_tag_key {
+	__u64 cls;		/* class: kmem_cache pointer, PS_CLASS_* */
+	__u64 site;		/* call site; for pages a stack id + 1 (0: none)  */
+	__u8 kind;		/* PS_K_* */
+	__u8 ctx;		/* PS_CTX_* */
+	__u8 pad[6];
+};
+_Static_assert(sizeof(struct ps_tag_key) == 24, "ps_tag_key layout");
+
+/* Sampled counts; userspace multiplies by the sample rate when the tag is sampled. */
+struct ps_tag_val {
+	__u64 allocs;
+	__u64 frees;
+	__u64 alloc_bytes;
+	__u64 free_bytes;
+	__u64 implicit_frees;
+};
+_Static_assert(sizeof(struct ps_tag_val) == 40, "ps_tag_val layout");
+
+struct ps_ptr_val {
+	struct ps_tag_key tag;
+	__u64 bytes;
+	__s32 stackid;		/* -1: none */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct ps_ptr_val) == 40, "ps_ptr_val layout");
+
+struct ps_stack_key {
+	struct ps_tag_key tag;
+	__s32 stackid;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct ps_stack_key) == 32, "ps_stack_key layout");
+
+struct ps_stack_val {
+	__u64 allocs;		/* sampled allocations with this stack */
+	__u64 bytes;
+	__s64 live_bytes;	/* of them still live */
+	__u8 comm[16];		/* comm of the first sample */
+	__u8 ctx;
+	__u8 pad[7];
+};
+_Static_assert(sizeof(struct ps_stack_val) == 48, "ps_stack_val layout");
+
+/* Written once per new kmem_cache (first event that creates its class). */
+struct ps_cache_info {
+	__u8 name[40];
+	__u32 size;
+	__u32 object_size;
+	__u32 flags;		/* slab_flags_t, low 32 bits (SLAB_RECLAIM_ACCOUNT) */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct ps_cache_info) == 56, "ps_cache_info layout");
+
+#define PS_MAX_STACK_DEPTH 32
+
+#endif

@@ -1,0 +1,112 @@
+# shellcheck shell=bash
+# Helpers for the recorder's live tests (sourced, not run: tests/run.sh only runs
+# tests/live/*.sh). They read the trace with the sqlite3 CLI while the recorder writes it (WAL).
+
+: "${POOLSCOPE:?POOLSCOPE must point at the poolscope binary}"
+: "${PS_LIVE_BIN:?PS_LIVE_BIN must point at the built live-test programs}"
+
+ps_need_root() {
+	if [ "$(id -u)" != 0 ]; then echo "skip: needs root"; exit 77; fi
+	if [ ! -r /sys/kernel/btf/vmlinux ]; then echo "skip: no kernel BTF"; exit 77; fi
+	command -v sqlite3 >/dev/null || { echo "FAIL: sqlite3 CLI missing (make deps)"; exit 1; }
+}
+
+q() { sqlite3 -batch -noheader "$1" "$2"; }
+
+# Highest committed interval (or -1).
+# (The sqlite3 CLI creates a missing file, which would then make the recorder refuse it.)
+ps_last_idx() {
+	[ -s "$1" ] || { echo -1; return; }
+	q "$1" "SELECT coalesce(max(idx), -1) FROM intervals" 2>/dev/null || echo -1
+}
+
+# Waits (bounded) until the trace has an interval after the current one; prints its index.
+ps_next_idx() {
+	local db=$1 cur n i
+	cur=$(ps_last_idx "$db")
+	for i in $(seq 1 100); do
+		n=$(ps_last_idx "$db")
+		if [ "$n" -gt "$cur" ]; then echo "$n"; return 0; fi
+		sleep 0.1
+	done
+	echo "FAIL: no new interval in $db after 10 s" >&2
+	return 1
+}
+
+# Starts `poolscope record` in the background (REC_PID) and waits for its baseline interval.
+ps_start_recorder() {
+	local db=$1; shift
+	"$POOLSCOPE" record -o "$db" -q "$@" 2>"$db.err" &
+	REC_PID=$!
+	for i in $(seq 1 100); do
+		[ "$(ps_last_idx "$db")" -ge 0 ] && return 0
+		if ! kill -0 $REC_PID 2>/dev/null; then
+			echo "FAIL: recorder exited: $(cat "$db.err")"; return 1
+		fi
+		sleep 0.1
+	done
+	echo "FAIL: recorder wrote no interval in 10 s: $(cat "$db.err")"
+	return 1
+}
+
+ps_stop_recorder() {
+	[ -n "${REC_PID:-}" ] || return 0
+	kill -INT $REC_PID 2>/dev/null
+	wait $REC_PID
+	local rc=$?
+	REC_PID=
+	return $rc
+}
+
+# Exact tracked live objects of a slab cache (as /proc/slabinfo names it) at interval idx.
+class_live() {
+	q "$1" "SELECT coalesce(sum(CASE WHEN name LIKE '%.allocs' THEN value ELSE -value END), 0)
+		FROM counters WHERE interval = $3 AND name IN ('class.$2.allocs', 'class.$2.frees')"
+}
+
+class_counter() { q "$1" "SELECT coalesce(max(value), 0) FROM counters WHERE interval = $3 AND name = 'class.$2.$4'"; }
+
+slab_active() { q "$1" "SELECT coalesce(max(active_objs), 0) FROM slabinfo WHERE interval = $3 AND cache = '$2'"; }
+
+# Sum of a column of tags matching a WHERE clause at interval idx (live carried forward).
+tag_sum() { # db col where idx
+	q "$1" "SELECT coalesce(sum(s.$2), 0) FROM tags t JOIN samples s ON s.tag = t.id
+		WHERE ($3) AND s.interval = (SELECT max(s2.interval) FROM samples s2
+			WHERE s2.tag = t.id AND s2.interval <= $4)"
+}
+
+# Flushes per-CPU slabs and sheaves so /proc/slabinfo active_objs counts only objects in use.
+ps_shrink() { for c in "$@"; do echo 1 > "/sys/kernel/slab/$c/shrink" 2>/dev/null || true; done; }
+
+# within TRACKED TRUTH PCT MIN: |tracked - truth| <= pct% of |truth|, and |truth| >= MIN.
+within() {
+	awk -v a="$1" -v b="$2" -v p="$3" -v m="$4" 'BEGIN {
+		d = a - b; if (d < 0) d = -d; bb = b < 0 ? -b : b;
+		exit !(bb >= m && d <= p / 100 * bb) }'
+}
+
+fails=0
+check() { # description, then a command
+	local what=$1; shift
+	if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
+}
+
+# Current active objects of a cache in /proc/slabinfo.
+proc_active() { awk -v c="$1" '$1 == c { print $2 }' /proc/slabinfo; }
+
+# After a release: shrinks and waits (up to 8 s, RCU-deferred frees) until every cache given as
+# NAME=BASE is back within TOL objects of BASE.
+ps_wait_released() { # tol name=base...
+	local tol=$1 ok i kv; shift
+	for i in $(seq 1 40); do
+		ok=1
+		for kv in "$@"; do
+			ps_shrink "${kv%%=*}"
+			local d=$(( $(proc_active "${kv%%=*}") - ${kv#*=} ))
+			[ ${d#-} -le "$tol" ] || ok=0
+		done
+		[ $ok = 1 ] && return 0
+		sleep 0.2
+	done
+	return 0	# the checks that follow report what is still there
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * poolscope record: options, privilege and environment checks, then userspace/record does the
+ * work. Checks happen before anything is created so that a user without the capabilities gets
+ * one line saying what is missing, not a libbpf error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#include "poolscope.h"
+#include "common/util.h"
+#include "record/recorder.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: poolscope record -o FILE [OPTIONS] [-- CMD [ARGS...]]\n"
+"\n"
+"Records per-tag kernel allocations (slab caches, kmalloc call sites, pages, percpu)\n"
+"with eBPF into a trace file, once per interval, until Ctrl-C/SIGTERM, --duration or\n"
+"the end of CMD. Needs root (CAP_BPF + CAP_PERFMON) and kernel BTF.\n"
+"\n"
+"options:\n"
+"  -o, --output FILE      trace file to create (mode 0600)\n"
+"  -f, --force            replace FILE if it exists\n"
+"  -l, --label L          name of the run (meta label)\n"
+"  -d, --duration N       stop after N (\"120\", \"2m\", \"500ms\")\n"
+"  -i, --interval N       sampling interval (default 1s)\n"
+"      --site-sample N    track 1 in N objects (address hash, power of two) for\n"
+"                         call-site tags and scale (default 16; 1 = every object)\n"
+"      --stack-sample N   take a kernel stack for 1 in N tracked slab allocations\n"
+"                         (default 16; 0 = no stacks)\n"
+"      --comm C           count only allocations by tasks named C (implies exact\n"
+"                         tracking of those objects)\n"
+"      --pid P            count only allocations by process P\n"
+"      --cgroup PATH      count only allocations by tasks in cgroup PATH (v2)\n"
+"      --map-size M=N,... BPF map sizes: tags (65536), ptrs (262144),\n"
+"                         stacks (32768), stack-counts (65536), classes (4096),\n"
+"                         class-slots (1024, a power of two)\n"
+"      --empty-probes     attach empty programs only (benchmark floor)\n"
+"  -q, --quiet            no live status line\n"
+"  -h, --help             this text\n"
+"\n"
+"EXAMPLES\n"
+"  poolscope record -o run.db --label remote-8k-qd16 --duration 120\n"
+"  poolscope record -o run.db -- ./run-benchmark.sh\n"
+"  poolscope record -o run.db --comm smbd --stack-sample 1 --duration 60\n"
+"  poolscope report run.db\n");
+}
+
+/* One line naming what is missing, or 0 when BPF tracing is allowed. */
+static int check_caps(char *msg, size_t len)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+	uint64_t eff;
+	bool bpf, perfmon, admin;
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		snprintf(msg, len, "cannot read capabilities: %s", strerror(errno));
+		return -errno;
+	}
+	eff = data[0].effective | ((uint64_t)data[1].effective << 32);
+	admin = eff & (1ull << CAP_SYS_ADMIN);
+	bpf = eff & (1ull << 39);	/* CAP_BPF */
+	perfmon = eff & (1ull << 38);	/* CAP_PERFMON */
+	if ((bpf && perfmon) || admin)
+		return 0;
+	snprintf(msg, len, "needs root or CAP_BPF+CAP_PERFMON (missing:%s%s)", bpf ? "" : " CAP_BPF",
+		 perfmon ? "" : " CAP_PERFMON");
+	return -EPERM;
+}
+
+static int parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > UINT32_MAX)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_map_sizes(char *arg, struct ps_record_opts *o)
+{
+	for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+		char *eq = strchr(tok, '=');
+		uint32_t *dst, v;
+		uint64_t sz;
+
+		if (!eq)
+			return -EINVAL;
+		*eq = 0;
+		if (!strcmp(tok, "tags"))
+			dst = &o->map_tags;
+		else if (!strcmp(tok, "ptrs"))
+			dst = &o->map_ptrs;
+		else if (!strcmp(tok, "stacks"))
+			dst = &o->map_stacks;
+		else if (!strcmp(tok, "stack-counts"))
+			dst = &o->map_stack_counts;
+		else if (!strcmp(tok, "classes"))
+			dst = &o->map_classes;
+		else if (!strcmp(tok, "class-slots"))
+			dst = &o->map_class_slots;
+		else
+			return -EINVAL;
+		if (ps_parse_size(eq + 1, &sz) || !sz || sz > (1u << 26))
+			return -EINVAL;
+		v = (uint32_t)sz;
+		if (dst == &o->map_class_slots && (v & (v - 1)))
+			return -EINVAL;
+		*dst = v;
+	}
+	return 0;
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "site-sample", required_argument, NULL, 1 },
+		{ "stack-sample", required_argument, NULL, 2 },
+		{ "comm", required_argument, NULL, 3 },
+		{ "pid", required_argument, NULL, 4 },
+		{ "cgroup", required_argument, NULL, 5 },
+		{ "map-size", required_argument, NULL, 6 },
+		{ "empty-probes", no_argument, NULL, 7 },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct ps_record_opts o = {
+		.interval_ns = 1000000000ull, .site_sample = 16, .stack_sample = 16,
+		.map_tags = 65536, .map_ptrs = 262144, .map_stacks = 32768,
+		.map_stack_counts = 65536, .map_classes = 4096,
+		.map_class_slots = 1024,
+	};
+	char err[1024], msg[256], *cmdline;
+	bool quiet = false;
+	uint32_t pid;
+	int c, e;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:fl:d:i:qh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o.out = optarg; break;
+		case 'f': o.force = true; break;
+		case 'l': o.label = optarg; break;
+		case 'd':
+			if (ps_parse_duration_ns(optarg, &o.duration_ns) || !o.duration_ns) {
+				fprintf(stderr, "poolscope record: --duration %s: expected a duration "
+					"like 120, 2m, 500ms\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
+		case 'i':
+			if (ps_parse_duration_ns(optarg, &o.interval_ns) ||
+			    o.interval_ns < 10000000ull) {
+				fprintf(stderr, "poolscope record: --interval %s: expected a duration "
+					">= 10ms\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
+		case 1:
+			if (parse_u32(optarg, &o.site_sample) || !o.site_sample ||
+			    (o.site_sample & (o.site_sample - 1)) || o.site_sample > 65536) {
+				fprintf(stderr, "poolscope record: --site-sample %s: expected a power of "
+					"two from 1 to 65536\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
+		case 2:
+			if (parse_u32(optarg, &o.stack_sample)) {
+				fprintf(stderr, "poolscope record: --stack-sample %s: expected a number "
+					"(0 = off)\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
+		case 3:
+			if (!*optarg || strlen(optarg) > 15) {
+				fprintf(stderr, "poolscope record: --comm %s: expected 1 to 15 "
+					"characters (the kernel's comm)\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			o.comm = optarg;
+			break;
+		case 4:
+			if (parse_u32(optarg, &pid) || !pid || pid > INT32_MAX) {
+				fprintf(stderr, "poolscope record: --pid %s: expected a process id\n",
+					optarg);
+				return PS_EXIT_USAGE;
+			}
+			o.pid = (int)pid;
+			break;
+		case 5: o.cgroup = optarg; break;
+		case 6:
+			if (parse_map_sizes(optarg, &o)) {
+				fprintf(stderr, "poolscope record: --map-size: expected NAME=N[,...] with "
+					"NAME tags, ptrs, stacks, stack-counts, classes or class-slots (2^k)\n");
+				return PS_EXIT_USAGE;
+			}
+			break;
+		case 7: o.empty_probes = true; break;
+		case 'q': quiet = true; break;
+		case 'h': usage(stdout); return PS_EXIT_OK;
+		default: usage(stderr); return PS_EXIT_USAGE;
+		}
+	}
+	if (!o.out) {
+		fprintf(stderr, "poolscope record: -o FILE is required\n");
+		usage(stderr);
+		return PS_EXIT_USAGE;
+	}
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--")) {
+			fprintf(stderr, "poolscope record: unexpected argument '%s' (put the command "
+				"after --)\n", argv[optind]);
+			return PS_EXIT_USAGE;
+		}
+		o.cmd = argv + optind;
+	}
+	if (check_caps(msg, sizeof(msg))) {
+		fprintf(stderr, "poolscope record: %s\n", msg);
+		return PS_EXIT_FAIL;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr, "poolscope record: no kernel BTF (/sys/kernel/btf/vmlinux: %s); "
+			"a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed\n", strerror(errno));
+		return PS_EXIT_FAIL;
+	}
+	if (!o.force && !access(o.out, F_OK)) {
+		fprintf(stderr, "poolscope record: %s: exists (use --force to replace it)\n", o.out);
+		return PS_EXIT_FAIL;
+	}
+	o.status = !quiet && isatty(STDERR_FILENO);
+	cmdline = join_args(argc, argv);
+	o.cmdline = cmdline ? cmdline : "record";
+	e = ps_record_run(&o, err, sizeof(err));
+	free(cmdline);
+	if (e) {
+		fprintf(stderr, "poolscope record: %s\n", err[0] ? err : ps_strerror(e));
+		return PS_EXIT_FAIL;
+	}
+	return PS_EXIT_OK;
+}
+PS_COMMAND(record, cmd_record, "record per-tag kernel allocations into a trace file (eBPF)");
