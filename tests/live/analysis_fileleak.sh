@@ -10,8 +10,8 @@ if ! "$POOLSCOPE" help 2>&1 | grep -qw record; then
 fi
 [ -x "$PS_LIVE_BIN/fileleak" ] || { echo "FAIL: $PS_LIVE_BIN/fileleak missing"; exit 1; }
 mkdir "$T/d"
-timeout 60 "$POOLSCOPE" record -o "$T/run.db" --label fileleak -- \
-	"$PS_LIVE_BIN/fileleak" 5000 3 "$T/d" >"$T/rec.out" 2>&1 || { cat "$T/rec.out"; echo "FAIL: record"; exit 1; }
+timeout 60 "$POOLSCOPE" record -o "$T/run.db" --label fileleak --duration 4 -- \
+	"$PS_LIVE_BIN/fileleak" 5000 20 "$T/d" >"$T/rec.out" 2>&1 || { cat "$T/rec.out"; echo "FAIL: record"; exit 1; }
 "$POOLSCOPE" report "$T/run.db" --format csv --top 5 >"$T/r.csv" || { echo "FAIL: report"; exit 1; }
 "$POOLSCOPE" report "$T/run.db" --top 5
 top=$(sed -n 2p "$T/r.csv")
