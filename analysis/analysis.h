@@ -100,6 +100,8 @@ void ps_report_free(struct ps_report *rep);
 
 enum ps_fmt { PS_FMT_TEXT, PS_FMT_CSV, PS_FMT_JSON, PS_FMT_MD };
 int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_t top);
+/* Growth per path (class), sub-classes indented; text/csv/json. */
+int ps_report_print_paths(FILE *f, const struct ps_report *rep, enum ps_fmt fmt);
 /* The tag's display name: name, or cache, or site, never NULL. */
 const char *ps_tag_label(const struct ps_tag *t, char *buf, size_t len);
 

@@ -332,3 +332,86 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 	}
 	return 0;
 }
+
+/*
+ * --by path: live bytes summed per class (slab-backing pages excluded) over the window, with
+ * the same growth statistics as a tag. Sub-classes (network/smb-transport, file-services/...)
+ * are their own rows; the network and file-services rows include their sub-classes.
+ */
+int ps_report_print_paths(FILE *f, const struct ps_report *rep, enum ps_fmt fmt)
+{
+	const struct ps_run *r = rep->run;
+	char names[32][48];
+	size_t nn = 0;
+	int64_t *live = calloc(r->nintervals, sizeof(*live));
+	char b1[32], b2[32], b3[32];
+
+	if (!live)
+		return -ENOMEM;
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const char *c = rep->rows[i].a.cls, *slash = strchr(c, '/');
+		size_t k;
+
+		for (int lvl = 0; lvl < 2; lvl++) {
+			char nm[48];
+
+			if (lvl == 0 && slash)
+				snprintf(nm, sizeof(nm), "%.*s", (int)(slash - c), c);
+			else if (lvl == 0)
+				continue;
+			else
+				ps_strlcpy(nm, c, sizeof(nm));
+			for (k = 0; k < nn; k++)
+				if (!strcmp(names[k], nm))
+					break;
+			if (k == nn && nn < ARRAY_SIZE(names))
+				ps_strlcpy(names[nn++], nm, sizeof(names[0]));
+		}
+	}
+	if (fmt == PS_FMT_CSV)
+		fprintf(f, "path,start_bytes,end_bytes,growth_bytes,rate_bps,r2,leak_score\n");
+	else if (fmt == PS_FMT_JSON)
+		fprintf(f, "{\"schema\":\"poolscope.paths/1\",\"paths\":[");
+	else
+		fprintf(f, "%-28s %9s %9s %9s %4s %5s\n", "PATH", "END", "GROWTH", "RATE/s", "R2",
+			"SCORE");
+	for (size_t k = 0; k < nn; k++) {
+		size_t plen = strlen(names[k]);
+		struct ps_growth g;
+
+		memset(live, 0, r->nintervals * sizeof(*live));
+		for (size_t i = 0; i < rep->nrows; i++) {
+			const struct ps_report_row *w = &rep->rows[i];
+
+			if (w->ts->tag.flags & PS_TAG_F_SLAB_BACKING)
+				continue;
+			if (strncmp(w->a.cls, names[k], plen) ||
+			    (w->a.cls[plen] && w->a.cls[plen] != '/'))
+				continue;
+			for (uint32_t t = 0; t < r->nintervals; t++)
+				live[t] += w->ts->s[t].live_bytes;
+		}
+		ps_growth_series(r, live, rep->from, rep->to, false, &g);
+		if (fmt == PS_FMT_CSV) {
+			fprintf(f, "%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.3f,%.4f,%.4f\n",
+				names[k], g.start, g.end, g.growth, g.rate, g.r2, g.score);
+		} else if (fmt == PS_FMT_JSON) {
+			fprintf(f, "%s{\"path\":", k ? "," : "");
+			json_str(f, names[k]);
+			fprintf(f, ",\"start_bytes\":%" PRId64 ",\"end_bytes\":%" PRId64
+				",\"growth_bytes\":%" PRId64 ",\"rate_bps\":%.3f,\"r2\":%.4f,"
+				"\"leak_score\":%.4f}", g.start, g.end, g.growth, g.rate, g.r2, g.score);
+		} else {
+			ps_fmt_bytes(b1, sizeof(b1), (double)g.end, false);
+			ps_fmt_bytes(b2, sizeof(b2), (double)g.growth, true);
+			ps_fmt_bytes(b3, sizeof(b3), g.rate, true);
+			fprintf(f, "%s%-*.*s %9.9s %9.9s %9.9s %4.2f %5.2f\n", strchr(names[k], '/') ?
+				"  " : "", strchr(names[k], '/') ? 26 : 28, strchr(names[k], '/') ? 26 : 28,
+				names[k], b1, b2, b3, g.r2, g.score);
+		}
+	}
+	if (fmt == PS_FMT_JSON)
+		fprintf(f, "]}\n");
+	free(live);
+	return 0;
+}

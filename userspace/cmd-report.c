@@ -20,7 +20,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: poolscope report TRACE [--top N] [--format text|csv|json|markdown]\n"
+		"usage: poolscope report TRACE [--by tag|path] [--top N] [--format text|csv|json|markdown]\n"
 		"                        [--from T] [--to T] [--rules FILE]\n"
 		"Top tags by growth, each with class, evidence, confidence and leak score.\n"
 		"  -n, --top N        show N tags (default 15, 0 = all)\n"
@@ -85,6 +85,7 @@ static int cmd_report(int argc, char **argv)
 	struct ps_run *run = NULL;
 	struct ps_report rep = { 0 };
 	long top = 15;
+	bool by_path = false;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "n:f:r:h", opts, NULL)) != -1) {
@@ -127,9 +128,11 @@ static int cmd_report(int argc, char **argv)
 			rules_path = optarg;
 			break;
 		case 'b':
-			if (strcmp(optarg, "tag")) {
-				fprintf(stderr, "poolscope report: --by %s: not implemented yet "
-					"(only --by tag)\n", optarg);
+			if (!strcmp(optarg, "path"))
+				by_path = true;
+			else if (strcmp(optarg, "tag")) {
+				fprintf(stderr, "poolscope report: --by: expected tag or path, "
+					"got '%s'\n", optarg);
 				return PS_EXIT_USAGE;
 			}
 			break;
@@ -171,7 +174,10 @@ static int cmd_report(int argc, char **argv)
 		rc = PS_EXIT_FAIL;
 		goto out;
 	}
-	ps_report_print(stdout, &rep, fmt, (size_t)top);
+	if (by_path)
+		ps_report_print_paths(stdout, &rep, fmt == PS_FMT_MD ? PS_FMT_TEXT : fmt);
+	else
+		ps_report_print(stdout, &rep, fmt, (size_t)top);
 	rc = ps_finish_stdout(PS_EXIT_OK);
 out:
 	ps_report_free(&rep);

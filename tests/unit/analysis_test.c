@@ -259,3 +259,27 @@ TEST(report_windows_json)
 	ps_run_free(r);
 	ps_rules_free(rs);
 }
+
+TEST(report_by_path)
+{
+	struct ps_rules *rs = default_rules();
+	struct ps_run *r = linux_run();
+	struct ps_report rep;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!ASSERT_TRUE(rs && r && m, "setup"))
+		return;
+	if (!ASSERT_OK(ps_report_build(&rep, r, rs, 0, UINT64_MAX), "build"))
+		return;
+	ps_report_print_paths(m, &rep, PS_FMT_CSV);
+	fclose(m);
+	/* network: the kmalloc tag only (slab-backing page excluded): 9 * 64 KiB */
+	ASSERT_STRSTR(buf, "network,0,589824,589824,", "network path total");
+	ASSERT_STRSTR(buf, "file-services/filesystem,0,36864,36864,", "filesystem path");
+	free(buf);
+	ps_report_free(&rep);
+	ps_run_free(r);
+	ps_rules_free(rs);
+}
