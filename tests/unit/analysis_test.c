@@ -283,3 +283,40 @@ TEST(report_by_path)
 	ps_run_free(r);
 	ps_rules_free(rs);
 }
+
+TEST(mixed_split_and_saved_trace)
+{
+	struct ps_rules *rs = default_rules();
+	struct ps_run *r = linux_run(), *back = NULL;
+	struct ps_frame fr[2] = { { .sym = "__kmalloc_noprof+0x1" }, { .sym = "ext4_find_extent+0x9" } };
+	struct ps_stack st = { .tag_id = 1, .hash = 2, .allocs = 1, .bytes = 4096,
+			       .live_bytes = 12288, .nframes = 2, .frames = fr };
+	struct ps_report rep;
+	char path[512], err[256] = "";
+	int saved, found = 0;
+
+	if (!ASSERT_TRUE(rs && r, "setup"))
+		return;
+	ps_run_add_stack(r, &st);
+	snprintf(path, sizeof(path), "%s/fx.db", ps_test_tmpdir());
+	saved = ps_run_save(r, path, 0, err, sizeof(err));
+	if (!ASSERT_OK(saved, err) || !ASSERT_OK(ps_run_load(&back, path, err, sizeof(err)), err))
+		return;
+	if (!ASSERT_OK(ps_report_build(&rep, back, rs, 0, UINT64_MAX), "build"))
+		return;
+	for (size_t i = 0; i < rep.nrows; i++) {
+		if (strcmp(rep.rows[i].ts->tag.cache, "kmalloc-2k"))
+			continue;
+		found++;
+		/* 12 KiB live on the ext4 stack vs 4 KiB on the tcp stack */
+		ASSERT_STREQ(rep.rows[i].a.cls, "file-services/filesystem", "heaviest stack wins");
+		ASSERT_STRSTR(rep.rows[i].a.split, "network 25%", "split shows network share");
+		ASSERT_STRSTR(rep.rows[i].a.split, "file-services/filesystem 75%", "split fs");
+		ASSERT_NEAR(rep.rows[i].a.confidence, 0.9 * 0.75, 1e-9, "confidence");
+	}
+	ASSERT_EQ(found, 1, "kmalloc-2k row present after save/load");
+	ps_report_free(&rep);
+	ps_run_free(back);
+	ps_run_free(r);
+	ps_rules_free(rs);
+}
