@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Pure analysis over an in-memory run (struct ps_run): attribution rules (loaded from a data
+ * file, analysis/rules/default.rules), growth statistics per tag (least squares rate, R², share
+ * of intervals that grew, leak score) and the ranked report. No SQLite here: tests build runs
+ * in memory. docs/analysis.md documents the rules format and the score.
+ */
+#ifndef PS_ANALYSIS_H
+#define PS_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../userspace/trace/trace.h"
+
+enum ps_rule_field { PS_RF_FRAME, PS_RF_SITE, PS_RF_CACHE, PS_RF_OWNER, PS_RF_CTX, PS_RF__N };
+
+struct ps_rule {
+	char *cls;		/* NULL for a generic-helper rule */
+	enum ps_rule_field field;
+	char *pattern;
+	char *module;		/* NULL: any; "-": vmlinux only */
+	unsigned line;
+};
+
+struct ps_rules {
+	char *path;
+	size_t n;
+	struct ps_rule *r;
+};
+
+/*
+ * Parses rules text (name is used in messages). On a bad line returns -PS_ERR__SYNTAX and writes
+ * "name:LINE: what was expected" into err.
+ */
+int ps_rules_parse(struct ps_rules **out, const char *name, const char *text, char *err,
+		   size_t errlen);
+int ps_rules_load(struct ps_rules **out, const char *path, char *err, size_t errlen);
+void ps_rules_free(struct ps_rules *rs);
+/* True when sym (without +off) is a generic allocator helper. */
+bool ps_rules_is_generic(const struct ps_rules *rs, const char *sym);
+
+struct ps_attr {
+	char cls[48];		/* "unknown" when no rule matched */
+	char evidence[160];	/* "frame tcp_sendmsg_locked (rule line 52)" */
+	double confidence;	/* 0..1 */
+	char split[160];	/* "network 70%, file-services/filesystem 30%" when stacks disagree */
+};
+
+/* Classifies a symbol with optional module (module NULL = vmlinux), frame rules only. */
+const char *ps_classify_sym(const struct ps_rules *rs, const char *sym, const char *module,
+			    unsigned *line);
+void ps_attribute(const struct ps_rules *rs, const struct ps_run *r,
+		  const struct ps_tag_series *ts, struct ps_attr *a);
+
+/* Least squares y = a + b x. */
+struct ps_fit {
+	double slope;		/* per x unit */
+	double r2;		/* 0..1; 1 when y is constant and slope 0 */
+};
+struct ps_fit ps_least_squares(const double *x, const double *y, size_t n);
+
+struct ps_growth {
+	int64_t start, end, growth;	/* live bytes at window start/end */
+	double rate;			/* bytes/s, least squares */
+	double r2;
+	double grew_share;		/* share of intervals with live bytes increasing */
+	double late_ratio;		/* slope of second half / slope of whole window */
+	double score;			/* leak score 0..1, docs/analysis.md */
+	uint64_t allocs, frees;
+};
+/* Growth over intervals [from, to] (inclusive indices) of a live-bytes series. */
+void ps_growth_series(const struct ps_run *r, const int64_t *live, uint32_t from, uint32_t to,
+		      bool reclaimable, struct ps_growth *g);
+
+struct ps_report_row {
+	const struct ps_tag_series *ts;
+	struct ps_growth g;
+	struct ps_attr a;
+	bool reclaimable;
+};
+
+struct ps_report {
+	const struct ps_run *run;
+	uint32_t from, to;
+	size_t nrows;
+	struct ps_report_row *rows;	/* ranked, strongest suspect first */
+	const char *sys_name;		/* "SUnreclaim" or "NonPagedPool" */
+	int64_t sys_start, sys_end;
+	int64_t tracked_growth;		/* sum of growth, slab-backing pages excluded */
+	int64_t reclaimable_growth;
+};
+
+/* Builds a report over [from_ns, to_ns] (0, UINT64_MAX: whole run). */
+int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct ps_rules *rs,
+		    uint64_t from_ns, uint64_t to_ns);
+void ps_report_free(struct ps_report *rep);
+
+enum ps_fmt { PS_FMT_TEXT, PS_FMT_CSV, PS_FMT_JSON, PS_FMT_MD };
+int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_t top);
+/* Growth per path (class), sub-classes indented; text/csv/json. */
+int ps_report_print_paths(FILE *f, const struct ps_report *rep, enum ps_fmt fmt);
+/* The tag's display name: name, or cache, or site, never NULL. */
+const char *ps_tag_label(const struct ps_tag *t, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Analysis tests: rules parser (incl. bad files with line numbers), least squares and leak
+ * score (leak vs plateau vs reclaimable), classification of this kernel's real symbols from
+ * /proc/kallsyms with the shipped rules, and report output on Linux-like and Windows-like
+ * fixture runs built in memory (80 columns, JSON shape, top suspect).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "../../analysis/analysis.h"
+#include "../../userspace/common/util.h"
+
+static struct ps_rules *default_rules(void)
+{
+	struct ps_rules *rs = NULL;
+	char err[256];
+
+	if (ps_rules_load(&rs, ps_test_srcpath("analysis/rules/default.rules"), err, sizeof(err)))
+		fprintf(stderr, "%s\n", err);
+	return rs;
+}
+
+TEST(rules_bad_field_line)
+{
+	struct ps_rules *rs = NULL;
+	char err[256] = "";
+	int rc = ps_rules_parse(&rs, "x.rules", "# c\nnetwork frame tcp_*\nnetwork fram x\n",
+				err, sizeof(err));
+
+	if (!ASSERT_ERR(rc, "bad field rejected"))
+		return;
+	ASSERT_STRSTR(err, "x.rules:3:", "line number");
+	ASSERT_STRSTR(err, "unknown field 'fram'", "names the field");
+}
+
+TEST(rules_bad_arity)
+{
+	struct ps_rules *rs = NULL;
+	char err[256] = "";
+
+	if (!ASSERT_ERR(ps_rules_parse(&rs, "y", "generic\n", err, sizeof(err)), "generic arity"))
+		return;
+	ASSERT_STRSTR(err, "y:1:", "line");
+	ASSERT_ERR(ps_rules_parse(&rs, "y", "\n\nnetwork cache a b\n", err, sizeof(err)),
+		   "module on cache");
+	ASSERT_STRSTR(err, "y:3:", "line 3");
+	ASSERT_ERR(ps_rules_parse(&rs, "y", "# only comments\n", err, sizeof(err)), "empty");
+}
+
+TEST(least_squares_known_slope)
+{
+	double x[5] = { 1, 2, 3, 4, 5 }, y[5];
+	struct ps_fit f;
+
+	for (int i = 0; i < 5; i++)
+		y[i] = 100 + 4096.0 * x[i];
+	f = ps_least_squares(x, y, 5);
+	ASSERT_NEAR(f.slope, 4096.0, 1e-6, "slope");
+	ASSERT_NEAR(f.r2, 1.0, 1e-9, "r2");
+	y[1] += 3000;
+	y[3] -= 3000;
+	f = ps_least_squares(x, y, 5);
+	ASSERT_TRUE(f.r2 < 0.9 && f.r2 > 0.3, "noisy r2 lower");
+}
+
+static struct ps_run *series_run(const int64_t *live, uint32_t n)
+{
+	struct ps_run *r = ps_run_new(n);
+
+	for (uint32_t i = 0; i < n; i++)
+		r->intervals[i].t_ns = (i + 1) * 1000000000ull;
+	(void)live;
+	return r;
+}
+
+TEST(score_leak_plateau_reclaim)
+{
+	int64_t leak[20], plat[20], noise[20];
+	struct ps_growth gl, gp, gr, gn;
+	struct ps_run *r = series_run(leak, 20);
+
+	for (int i = 0; i < 20; i++) {
+		leak[i] = 8192LL * i;
+		plat[i] = i < 5 ? 32768LL * i : 131072 + (i % 2) * 512;
+		noise[i] = 100000 + ((i * 7919) % 13) * 1000;
+	}
+	ps_growth_series(r, leak, 0, 19, false, &gl);
+	ps_growth_series(r, plat, 0, 19, false, &gp);
+	ps_growth_series(r, leak, 0, 19, true, &gr);
+	ps_growth_series(r, noise, 0, 19, false, &gn);
+	ASSERT_NEAR(gl.rate, 8192, 1e-6, "leak rate");
+	ASSERT_TRUE(gl.score > 0.9, "leak scores high");
+	ASSERT_TRUE(gp.score < 0.3, "plateau scores low");
+	ASSERT_TRUE(gr.score < gl.score && gr.score > 0.4, "reclaimable halved, not hidden");
+	ASSERT_TRUE(gn.score < 0.3, "noise scores low");
+	ASSERT_NEAR(gl.grew_share, 1.0, 1e-9, "share");
+	ps_run_free(r);
+}
+
+/* Looks sym up in /proc/kallsyms. */
+static bool have_ksym(const char *sym)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], name[256];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %*s %255s", name) == 1 && !strcmp(name, sym)) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+TEST(classify_kallsyms)
+{
+	static const struct { const char *sym, *mod, *cls; } cases[] = {
+		{ "tcp_sendmsg_locked", NULL, "network" },
+		{ "sk_prot_alloc", NULL, "network" },
+		{ "__napi_poll", NULL, "network" },
+		{ "ext4_alloc_inode", NULL, "file-services/filesystem" },
+		{ "__d_alloc", NULL, "file-services/filesystem" },
+		{ "alloc_empty_file", NULL, "file-services/filesystem" },
+	};
+	struct ps_rules *rs = default_rules();
+
+	if (!ASSERT_TRUE(rs, "rules"))
+		return;
+	if (!have_ksym("tcp_sendmsg_locked")) {
+		ps_test_skip("/proc/kallsyms not readable (no symbols)");
+		goto out;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *c;
+
+		ASSERT_TRUE(have_ksym(cases[i].sym), cases[i].sym);
+		c = ps_classify_sym(rs, cases[i].sym, cases[i].mod, NULL);
+		ASSERT_STREQ(c ? c : "(none)", cases[i].cls, cases[i].sym);
+	}
+	ASSERT_TRUE(have_ksym("__alloc_skb"), "__alloc_skb exists");
+	ASSERT_TRUE(ps_rules_is_generic(rs, "__alloc_skb+0x10"), "__alloc_skb generic");
+	ASSERT_TRUE(ps_rules_is_generic(rs, "__kmalloc_node_track_caller_noprof"), "kmalloc");
+	ASSERT_STREQ(ps_classify_sym(rs, "smb2_open", "ksmbd", NULL), "file-services/smb-server",
+		     "smb2 ksmbd");
+	ASSERT_STREQ(ps_classify_sym(rs, "smb2_open", "cifs", NULL), "other", "smb2 cifs");
+out:
+	ps_rules_free(rs);
+}
+
+static struct ps_tag_series *add(struct ps_run *r, const char *kind, const char *cache,
+				 const char *site, int64_t step, int64_t id, uint32_t flags)
+{
+	struct ps_tag t = { .id = id, .kind = kind, .name = cache, .cache = cache,
+			    .site_sym = site, .flags = flags };
+	struct ps_tag_series *ts = ps_run_add_tag(r, &t);
+
+	for (uint32_t i = 0; i < r->nintervals; i++) {
+		ts->s[i].allocs = 10;
+		ts->s[i].frees = step ? 5 : 10;
+		ts->s[i].live_bytes = step * i;
+	}
+	return ts;
+}
+
+static struct ps_run *linux_run(void)
+{
+	struct ps_run *r = ps_run_new(10);
+	struct ps_frame fr[3] = { { .sym = "kmalloc_reserve+0x20" },
+				  { .sym = "__alloc_skb+0x99" },
+				  { .sym = "tcp_stream_alloc_skb+0x30" } };
+	struct ps_stack st = { .tag_id = 1, .hash = 1, .allocs = 4, .bytes = 4096,
+			       .live_bytes = 4096, .nframes = 3, .frames = fr };
+	struct ps_series *s;
+
+	for (uint32_t i = 0; i < 10; i++)
+		r->intervals[i].t_ns = (i + 1) * 1000000000ull;
+	ps_run_set_meta(r, "os", "linux");
+	st.tag_id = add(r, "kmalloc", "kmalloc-2k", "kmalloc_reserve+0x20", 65536, 1, 0)->tag.id;
+	add(r, "slab", "dentry", NULL, 4096, 2, PS_TAG_F_RECLAIMABLE);
+	add(r, "page", "order-0", "allocate_slab+0x1", 1 << 20, 3, PS_TAG_F_SLAB_BACKING);
+	add(r, "slab", "filp", NULL, 0, 4, 0);
+	ps_run_add_stack(r, &st);
+	s = ps_run_add_sys(r, "SUnreclaim");
+	for (uint32_t i = 0; i < 10; i++)
+		s->v[i] = 100000000 + 70000 * i;
+	ps_run_finish(r);
+	return r;
+}
+
+TEST(report_linux_text_80)
+{
+	struct ps_rules *rs = default_rules();
+	struct ps_run *r = linux_run();
+	struct ps_report rep;
+	char *buf = NULL, *line;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!ASSERT_TRUE(rs && r && m, "setup"))
+		return;
+	if (!ASSERT_OK(ps_report_build(&rep, r, rs, 0, UINT64_MAX), "build"))
+		return;
+	ASSERT_STREQ(rep.rows[0].a.cls, "network", "stack walks past generic helpers");
+	ASSERT_STRSTR(rep.rows[0].a.evidence, "tcp_stream_alloc_skb", "evidence frame");
+	ASSERT_EQ(rep.tracked_growth, 65536 * 9 + 4096 * 9, "slab-backing pages not counted");
+	ASSERT_EQ(rep.reclaimable_growth, 4096 * 9, "reclaimable flagged");
+	ps_report_print(m, &rep, PS_FMT_TEXT, 0);
+	fclose(m);
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		ASSERT_TRUE(strlen(line) <= 80, line);
+	free(buf);
+	ps_report_free(&rep);
+	ps_run_free(r);
+	ps_rules_free(rs);
+}
+
+TEST(report_windows_json)
+{
+	struct ps_rules *rs = default_rules();
+	struct ps_run *r = ps_run_new(6);
+	struct ps_report rep;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!ASSERT_TRUE(rs && r, "setup"))
+		return;
+	for (uint32_t i = 0; i < 6; i++)
+		r->intervals[i].t_ns = (i + 1) * 1000000000ull;
+	ps_run_set_meta(r, "os", "windows");
+	{
+		struct ps_tag t = { .id = 7, .kind = "pool", .name = "LSbf", .cache = "LSbf",
+				    .pool = "nonpaged", .owner = "srvnet.sys" };
+		struct ps_tag_series *ts = ps_run_add_tag(r, &t);
+
+		for (uint32_t i = 0; i < 6; i++)
+			ts->s[i].live_bytes = 1000000LL * i;
+	}
+	add(r, "pool", "Ntfx", NULL, 10, 8, 0);
+	ps_run_finish(r);
+	if (!ASSERT_OK(ps_report_build(&rep, r, rs, 0, UINT64_MAX), "build"))
+		return;
+	ASSERT_STREQ(rep.sys_name, "NonPagedPool", "windows counter");
+	ASSERT_STREQ(rep.rows[0].a.cls, "network/smb-transport", "LSbf class");
+	m = open_memstream(&buf, &len);
+	ps_report_print(m, &rep, PS_FMT_JSON, 0);
+	fclose(m);
+	ASSERT_STRSTR(buf, "\"schema\":\"poolscope.report/1\"", "schema id");
+	ASSERT_STRSTR(buf, "\"tag\":\"LSbf\"", "tag");
+	ASSERT_TRUE(buf[strlen(buf) - 2] == '}', "closed");
+	free(buf);
+	ps_report_free(&rep);
+	ps_run_free(r);
+	ps_rules_free(rs);
+}
+
+TEST(report_by_path)
+{
+	struct ps_rules *rs = default_rules();
+	struct ps_run *r = linux_run();
+	struct ps_report rep;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!ASSERT_TRUE(rs && r && m, "setup"))
+		return;
+	if (!ASSERT_OK(ps_report_build(&rep, r, rs, 0, UINT64_MAX), "build"))
+		return;
+	ps_report_print_paths(m, &rep, PS_FMT_CSV);
+	fclose(m);
+	/* network: the kmalloc tag only (slab-backing page excluded): 9 * 64 KiB */
+	ASSERT_STRSTR(buf, "network,0,589824,589824,", "network path total");
+	ASSERT_STRSTR(buf, "file-services/filesystem,0,36864,36864,", "filesystem path");
+	free(buf);
+	ps_report_free(&rep);
+	ps_run_free(r);
+	ps_rules_free(rs);
+}
+
+TEST(mixed_split_and_saved_trace)
+{
+	struct ps_rules *rs = default_rules();
+	struct ps_run *r = linux_run(), *back = NULL;
+	struct ps_frame fr[2] = { { .sym = "__kmalloc_noprof+0x1" }, { .sym = "ext4_find_extent+0x9" } };
+	struct ps_stack st = { .tag_id = 1, .hash = 2, .allocs = 1, .bytes = 4096,
+			       .live_bytes = 12288, .nframes = 2, .frames = fr };
+	struct ps_report rep;
+	char path[512], err[256] = "";
+	int saved, found = 0;
+
+	if (!ASSERT_TRUE(rs && r, "setup"))
+		return;
+	ps_run_add_stack(r, &st);
+	snprintf(path, sizeof(path), "%s/fx.db", ps_test_tmpdir());
+	saved = ps_run_save(r, path, 0, err, sizeof(err));
+	if (!ASSERT_OK(saved, err) || !ASSERT_OK(ps_run_load(&back, path, err, sizeof(err)), err))
+		return;
+	if (!ASSERT_OK(ps_report_build(&rep, back, rs, 0, UINT64_MAX), "build"))
+		return;
+	for (size_t i = 0; i < rep.nrows; i++) {
+		if (strcmp(rep.rows[i].ts->tag.cache, "kmalloc-2k"))
+			continue;
+		found++;
+		/* 12 KiB live on the ext4 stack vs 4 KiB on the tcp stack */
+		ASSERT_STREQ(rep.rows[i].a.cls, "file-services/filesystem", "heaviest stack wins");
+		ASSERT_STRSTR(rep.rows[i].a.split, "network 25%", "split shows network share");
+		ASSERT_STRSTR(rep.rows[i].a.split, "file-services/filesystem 75%", "split fs");
+		ASSERT_NEAR(rep.rows[i].a.confidence, 0.9 * 0.75, 1e-9, "confidence");
+	}
+	ASSERT_EQ(found, 1, "kmalloc-2k row present after save/load");
+	ps_report_free(&rep);
+	ps_run_free(back);
+	ps_run_free(r);
+	ps_rules_free(rs);
+}

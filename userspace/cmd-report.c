@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * poolscope report: top tags by growth with class, evidence and leak score (analysis/). Loads
+ * the trace, the rules file (--rules, $POOLSCOPE_RULES, or analysis/rules/default.rules next to
+ * the binary's build tree), builds the report and prints it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "poolscope.h"
+#include "common/util.h"
+#include "trace/trace.h"
+#include "../analysis/analysis.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: poolscope report TRACE [--by tag|path] [--top N] [--format text|csv|json|markdown]\n"
+		"                        [--from T] [--to T] [--rules FILE]\n"
+		"Top tags by growth, each with class, evidence, confidence and leak score.\n"
+		"  -n, --top N        show N tags (default 15, 0 = all)\n"
+		"  -f, --format F     text (80 columns), csv, json (docs/analysis.md), markdown\n"
+		"      --from T       start of the window (e.g. 10s: skip warm-up)\n"
+		"      --to T         end of the window\n"
+		"  -r, --rules FILE   attribution rules (default analysis/rules/default.rules)\n"
+		"EXAMPLES\n"
+		"  poolscope report run.db\n"
+		"  poolscope report run.db --from 5s --format json\n");
+}
+
+/* Finds the default rules: $POOLSCOPE_RULES, then relative to the executable. */
+int ps_default_rules_path(char *buf, size_t len);
+int ps_default_rules_path(char *buf, size_t len)
+{
+	static const char *const rel[] = { "/../analysis/rules/default.rules",
+					   "/../../analysis/rules/default.rules",
+					   "/../share/poolscope/default.rules" };
+	const char *env = getenv("POOLSCOPE_RULES");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env) {
+		ps_strlcpy(buf, env, len);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
+			snprintf(buf, len, "%s%s", exe, rel[i]);
+			if (!access(buf, R_OK))
+				return 0;
+		}
+	}
+	ps_strlcpy(buf, "/usr/share/poolscope/default.rules", len);
+	return access(buf, R_OK) ? -ENOENT : 0;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "top", required_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "to", required_argument, NULL, 'T' },
+		{ "rules", required_argument, NULL, 'r' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 } };
+	const char *rules_path = NULL;
+	char rbuf[PATH_MAX], err[512] = "";
+	enum ps_fmt fmt = PS_FMT_TEXT;
+	uint64_t from = 0, to = UINT64_MAX;
+	struct ps_rules *rs = NULL;
+	struct ps_run *run = NULL;
+	struct ps_report rep = { 0 };
+	long top = 15;
+	bool by_path = false;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "n:f:r:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': {
+			char *end;
+
+			top = strtol(optarg, &end, 10);
+			if (*end || top < 0) {
+				fprintf(stderr, "poolscope report: --top: expected a number >= 0, "
+					"got '%s'\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
+		}
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				fmt = PS_FMT_TEXT;
+			else if (!strcmp(optarg, "csv"))
+				fmt = PS_FMT_CSV;
+			else if (!strcmp(optarg, "json"))
+				fmt = PS_FMT_JSON;
+			else if (!strcmp(optarg, "markdown") || !strcmp(optarg, "md"))
+				fmt = PS_FMT_MD;
+			else {
+				fprintf(stderr, "poolscope report: --format: expected text, csv, json "
+					"or markdown, got '%s'\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
+		case 'F':
+		case 'T':
+			if (ps_parse_duration_ns(optarg, c == 'F' ? &from : &to)) {
+				fprintf(stderr, "poolscope report: --%s: expected a duration "
+					"(10s, 500ms), got '%s'\n", c == 'F' ? "from" : "to", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
+		case 'r':
+			rules_path = optarg;
+			break;
+		case 'b':
+			if (!strcmp(optarg, "path"))
+				by_path = true;
+			else if (strcmp(optarg, "tag")) {
+				fprintf(stderr, "poolscope report: --by: expected tag or path, "
+					"got '%s'\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return PS_EXIT_OK;
+		default:
+			usage(stderr);
+			return PS_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return PS_EXIT_USAGE;
+	}
+	if (!rules_path) {
+		if (ps_default_rules_path(rbuf, sizeof(rbuf))) {
+			fprintf(stderr, "poolscope report: default rules not found "
+				"(set --rules FILE or POOLSCOPE_RULES)\n");
+			return PS_EXIT_FAIL;
+		}
+		rules_path = rbuf;
+	}
+	rc = ps_rules_load(&rs, rules_path, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "poolscope report: %s\n", err[0] ? err : ps_strerror(rc));
+		return PS_EXIT_FAIL;
+	}
+	rc = ps_run_load(&run, argv[optind], err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "poolscope report: %s\n", err[0] ? err : ps_strerror(rc));
+		rc = PS_EXIT_FAIL;
+		goto out;
+	}
+	rc = ps_report_build(&rep, run, rs, from, to);
+	if (rc) {
+		fprintf(stderr, "poolscope report: %s: %s\n", argv[optind],
+			rc == -ERANGE ? "--from is after --to" : ps_strerror(rc));
+		rc = PS_EXIT_FAIL;
+		goto out;
+	}
+	if (by_path)
+		ps_report_print_paths(stdout, &rep, fmt == PS_FMT_MD ? PS_FMT_TEXT : fmt);
+	else
+		ps_report_print(stdout, &rep, fmt, (size_t)top);
+	rc = ps_finish_stdout(PS_EXIT_OK);
+out:
+	ps_report_free(&rep);
+	ps_run_free(run);
+	ps_rules_free(rs);
+	return rc;
+}
+
+PS_COMMAND(report, cmd_report, "top tags by growth with class, evidence and leak score");
