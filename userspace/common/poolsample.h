@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Pool sample file format shared by poolscope-win (writer) and the Linux converter (reader).
+ * Text, one record per line, appended per snapshot and closed by an end marker so that a
+ * snapshot torn by a kill is recognisable.  Layout:
+ *   #poolscope-sample 1
+ *   #meta <key>\t<value>
+ *   #columns T tag pool allocs frees bytes
+ *   S <snap> <wall_ns> <nonpaged_bytes> <paged_bytes> <avail_bytes>
+ *   T <tag-hex8> <nonpaged|paged> <allocs> <frees> <bytes>
+ *   E <snap>
+ */
+#ifndef PS_POOLSAMPLE_H
+#define PS_POOLSAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PS_POOLSAMPLE_MAGIC	"#poolscope-sample"
+#define PS_POOLSAMPLE_VERSION	1
+
+/* Writes the header lines (magic, meta pairs, columns). meta is key,value,...,NULL. */
+int ps_poolsample_write_header(FILE *f, const char *const *meta);
+int ps_poolsample_begin(FILE *f, uint32_t snap, uint64_t wall_ns, uint64_t nonpaged,
+			uint64_t paged, uint64_t avail);
+/* tag is the raw 4-byte pool tag as the kernel stores it (little-endian ULONG). */
+int ps_poolsample_tag(FILE *f, uint32_t tag, bool paged, uint64_t allocs, uint64_t frees,
+		      uint64_t bytes);
+/* Writes the end marker and flushes: the snapshot is complete on disk after this. */
+int ps_poolsample_end(FILE *f, uint32_t snap);
+
+/* Formats a tag as poolmon shows it: non-printables as '.', trailing spaces kept. out >= 5. */
+void ps_pool_tag_format(uint32_t tag, char out[5]);
+/* Wildcard match of a formatted tag against a pattern with '*' and '?'. */
+bool ps_pool_tag_match(const char *pattern, const char *tag);
+/* Matches against a comma-separated list of patterns; NULL or "" matches everything. */
+bool ps_pool_tag_match_list(const char *list, const char *tag);
+/* "nonpaged"/"paged" */
+const char *ps_pool_type_name(bool paged);
+
+#endif
