@@ -18,13 +18,38 @@
 #include "etw/convert.h"
 #include "trace/trace.h"
 
+#include "etw/poolsample-convert.h"
+
 /*
- * The poolscope-win sample converter lives with the Windows capture program's format; when it
- * is linked in, convert uses it (weak reference, resolved at link time).
+ * poolscope-win sample files: the converter (etw/poolsample-convert.c, next to the format's
+ * reader) builds the whole run in memory, which is small (one interval per snapshot).
  */
-int ps_convert_poolsample(struct ps_trace *t, const char *const *paths, size_t n,
-			  const struct ps_convert_opts *o, struct ps_convert_result *res, char *err,
-			  size_t errlen) __attribute__((weak));
+static int convert_poolsample(const char *in, const char *out, bool force)
+{
+	struct ps_run *r = NULL;
+	char err[512];
+	const char *torn;
+	int e;
+
+	e = ps_convert_poolsample(in, &r, err, sizeof(err));
+	if (e < 0) {
+		fprintf(stderr, "poolscope convert: %s\n", err);
+		return PS_EXIT_FAIL;
+	}
+	torn = ps_run_meta(r, "torn_snapshots_dropped");
+	if (torn && strcmp(torn, "0"))
+		fprintf(stderr, "poolscope convert: %s: warning: the last snapshot was cut short "
+			"(the sampler was stopped while writing it) and was dropped\n", in);
+	e = ps_run_save(r, out, force ? PS_TRACE_F_FORCE : 0, err, sizeof(err));
+	if (e < 0) {
+		fprintf(stderr, "poolscope convert: %s\n", err);
+		ps_run_free(r);
+		return PS_EXIT_FAIL;
+	}
+	printf("%s: %u snapshots, %zu tags\n", out, r->nintervals, r->ntags);
+	ps_run_free(r);
+	return PS_EXIT_OK;
+}
 
 static void usage(FILE *f)
 {
@@ -145,10 +170,12 @@ static int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "poolscope convert: one .etl at a time (got %zu inputs)\n", nin);
 		return PS_EXIT_USAGE;
 	}
-	if (kind == PS_INPUT_POOLSAMPLE && !ps_convert_poolsample) {
-		fprintf(stderr, "poolscope convert: %s: poolscope-win sample files are converted by "
-			"the sample converter, which this build does not include\n", in[0]);
-		return PS_EXIT_FAIL;
+	if (kind == PS_INPUT_POOLSAMPLE) {
+		if (nin > 1) {
+			fprintf(stderr, "poolscope convert: one sample file at a time (got %zu)\n", nin);
+			return PS_EXIT_USAGE;
+		}
+		return ps_finish_stdout(convert_poolsample(in[0], out, force));
 	}
 	if (pooltag) {
 		r = ps_pooltag_load(&pt, pooltag, err, sizeof(err));
@@ -174,8 +201,6 @@ static int cmd_convert(int argc, char **argv)
 	err[0] = 0;
 	if (kind == PS_INPUT_ETL)
 		r = ps_convert_etl(t, in[0], &o, &res, err, sizeof(err));
-	else if (kind == PS_INPUT_POOLSAMPLE)
-		r = ps_convert_poolsample(t, in, nin, &o, &res, err, sizeof(err));
 	else
 		r = ps_convert_text(t, in, nin, &o, &res, err, sizeof(err));
 	int cr = ps_trace_close(t);
