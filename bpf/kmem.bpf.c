@@ -31,6 +31,7 @@ const volatile __u32 site_bits = 4;		/* sample 1 in 2^site_bits addresses */
 const volatile __u32 stack_sample = 64;		/* stack on 1 in N sampled slab allocs; 0 off */
 const volatile __u32 page_shift = 12;
 const volatile __u32 class_slot_bits = PS_CLASS_SLOT_BITS;	/* slots = 2^bits (map size) */
+const volatile __u32 thread_size = 16384;	/* THREAD_SIZE of this kernel (task stack size) */
 const volatile __u8 filter_on;
 const volatile __u8 filter_comm_on;
 const volatile __u32 filter_tgid;
@@ -149,14 +150,33 @@ static __always_inline bool addr_sampled(__u64 addr)
 }
 
 /*
- * Context (task/softirq/hardirq) needs preempt_count, a per-CPU variable (__preempt_count or
- * pcpu_hot). A typed __ksym for it needs the verifier to find its address in kallsyms, which a
- * kernel without CONFIG_KALLSYMS_ALL (this one) does not have: the load fails with "ldimm64
- * failed to find the address". Tags are therefore not split by context (ctx NULL).
+ * Context of the sampled allocation. The direct way, preempt_count, is a per-CPU variable
+ * (__preempt_count / pcpu_hot) that a typed __ksym cannot reach on a kernel without
+ * CONFIG_KALLSYMS_ALL (the load fails with "ldimm64 failed to find the address"). The stack
+ * tells instead: x86-64 and arm64 run hard interrupts, and softirqs started from irq exit or
+ * from local_bh_enable(), on the per-CPU IRQ stack, so a BPF frame outside current's task
+ * stack is interrupt context (hardirq or softirq: the IRQ stack does not say which); softirqs
+ * deferred to ksoftirqd run on that thread's own stack and are told by its comm. Only the
+ * sampled path calls this (one helper call), never the per-event class counting.
  */
-static __always_inline __u8 get_ctx(void)
+static __always_inline __u8 get_ctx(void *ctx)
 {
-	return PS_CTX_UNKNOWN;
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 base = (__u64)t->stack, sp = 0;
+
+	/*
+	 * Not the BPF frame: on 6.13+ x86 the JIT may give tracing programs a per-CPU private
+	 * stack. ctx is the argument array that bpf_trace_runN() keeps on the kernel stack of
+	 * the traced context; its address, read as a number (a pointer may not be compared).
+	 */
+	bpf_probe_read_kernel(&sp, sizeof(sp), &ctx);
+	if (sp - base >= thread_size)
+		return PS_CTX_IRQ;
+	if ((t->flags & 0x00200000 /* PF_KTHREAD */) && t->comm[0] == 'k' && t->comm[1] == 's' &&
+	    t->comm[2] == 'o' && t->comm[3] == 'f' && t->comm[4] == 't' && t->comm[5] == 'i' &&
+	    t->comm[6] == 'r' && t->comm[7] == 'q' && t->comm[8] == 'd')
+		return PS_CTX_SOFTIRQ;
+	return PS_CTX_TASK;
 }
 
 /* With a filter, only allocations made by the selected tasks are counted (and all tracked). */
@@ -348,7 +368,7 @@ static __noinline void track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
 	long err;
 
 	count(PS_C_SAMPLED_ALLOCS);
-	pv.tag.ctx = get_ctx();
+	pv.tag.ctx = get_ctx(ctx);
 	tv = tag_get(&pv.tag);
 	if (tv) {
 		tv->allocs++;

@@ -29,9 +29,10 @@
 
 /* Contexts (ps_tag_key.ctx). */
 #define PS_CTX_TASK	0
-#define PS_CTX_SOFTIRQ	1
+#define PS_CTX_SOFTIRQ	1	/* in ksoftirqd */
 #define PS_CTX_HARDIRQ	2
 #define PS_CTX_UNKNOWN	3
+#define PS_CTX_IRQ	4	/* on the IRQ stack: hardirq, or softirq run from irq exit / bh enable */
 
 /* Class keys that are not kmem_cache pointers (kernel pointers are never this small). */
 #define PS_CLASS_KMALLOC_LARGE	1ull

@@ -82,5 +82,18 @@ if [ "$fclone_slab" != "$fclone" ]; then
 fi
 tcp=$(q "$db" "SELECT count(*) FROM tags WHERE cache = 'TCP' AND site_sym LIKE 'sk_prot_alloc+%'")
 check "TCP tag at sk_prot_alloc" test "$tcp" -ge 1
+# Context: connect() allocates its socket in the task; the accepted child is created in
+# softirq, on the IRQ stack, when the handshake's final ACK arrives. The tags are address-hash
+# sampled (1 in 16: ~60 samples of 1000 sockets a side, +-13%), so each side is checked for
+# being clearly there and the two together against the 2 x NCONN sockets (~125 samples).
+sum=0
+for cx in task irq; do
+	w="t.cache = 'TCP' AND t.site_sym LIKE 'sk_prot_alloc+%' AND t.ctx = '$cx'"
+	g=$(( $(tag_sum "$db" live_objs "$w" $B) - $(tag_sum "$db" live_objs "$w" $A) ))
+	echo "tag TCP@sk_prot_alloc ctx $cx: +$g (sampled estimate; $NCONN expected)"
+	check "TCP sockets allocated in context $cx: at least a third of $NCONN" test $g -ge $((NCONN / 3))
+	sum=$((sum + g))
+done
+check "TCP sockets over both contexts within 25% of $((2 * NCONN))" within $sum $((2 * NCONN)) 25 1
 echo "$fails failure(s)"
 [ $fails = 0 ]

@@ -165,6 +165,7 @@ static const char *ctx_name(uint8_t ctx)
 	case PS_CTX_TASK: return "task";
 	case PS_CTX_SOFTIRQ: return "softirq";
 	case PS_CTX_HARDIRQ: return "hardirq";
+	case PS_CTX_IRQ: return "irq";
 	default: return NULL;
 	}
 }
@@ -963,6 +964,22 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+/*
+ * THREAD_SIZE, which the probes need to tell a frame on the task stack from one on the IRQ
+ * stack (bpf/kmem.bpf.c get_ctx). It is not in BTF: x86-64 and arm64 use 16 KiB (with 4 KiB
+ * pages; at least one page with larger ones), doubled by KASAN, whose presence BTF does show.
+ */
+static uint32_t task_stack_size(const struct btf *btf)
+{
+	uint32_t sz = 16384, page = (uint32_t)sysconf(_SC_PAGESIZE);
+
+	if (page > sz)
+		sz = page;
+	if (btf_has(btf, "kasan_report", BTF_KIND_FUNC))
+		sz *= 2;
+	return sz;
+}
+
 static int load_empty(struct rec *r)
 {
 	int e;
@@ -1002,6 +1019,7 @@ static int load(struct rec *r)
 	r->skel->rodata->site_bits = __builtin_ctz(o->site_sample);
 	r->skel->rodata->stack_sample = o->stack_sample;
 	r->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
+	r->skel->rodata->thread_size = task_stack_size(btf);
 	if (o->comm || o->pid || o->cgroup) {
 		r->skel->rodata->filter_on = 1;
 		if (o->comm) {
