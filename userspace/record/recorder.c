@@ -141,6 +141,7 @@ struct rec {
 	uint64_t totals[PS_C_MAX];
 	/* status */
 	int64_t live_total;
+	const struct utag *top;		/* most live bytes gained since start (no slab backing) */
 	uint64_t events_prev;
 	/* workload */
 	struct ps_workload_shm *wl;
@@ -587,6 +588,7 @@ static int poll_tags(struct rec *r)
 
 static int write_samples(struct rec *r)
 {
+	const struct utag *top = NULL;
 	int64_t total = 0;
 
 	for (size_t i = 0; i < r->nutags; i++) {
@@ -594,6 +596,9 @@ static int write_samples(struct rec *r)
 		struct ps_sample s;
 		int e;
 
+		if (!(u->tag.flags & PS_TAG_F_SLAB_BACKING) && u->live_bytes > 0 &&
+		    (!top || u->live_bytes > top->live_bytes))
+			top = u;
 		if (!u->dirty) {
 			if (!(u->tag.flags & PS_TAG_F_SLAB_BACKING))
 				total += u->live_bytes;
@@ -618,6 +623,7 @@ static int write_samples(struct rec *r)
 		u->dirty = false;
 	}
 	r->live_total = total;
+	r->top = top;
 	return 0;
 }
 
@@ -1120,18 +1126,31 @@ static pid_t spawn(struct rec *r, int *gate)
 	return pid;
 }
 
+/*
+ * One line, rewritten in place: elapsed, event rate, tracked live bytes, the tag that gained
+ * most since the start (live bytes are from the previous write, before this interval's
+ * deltas: good enough for a glance), tags and drops.
+ */
 static void status_line(struct rec *r, uint64_t elapsed_ns, uint64_t dur_ns)
 {
 	uint64_t ev = 0, drops = 0;
-	char live[32];
+	char live[32], topb[32], top[80] = "-";
 
 	for (int i = PS_C_EV_KMALLOC; i <= PS_C_EV_PERCPU_FREE; i++)
 		ev += r->totals[i];
 	for (int i = PS_C_DROP_CLASS_FULL; i <= PS_C_DROP_CACHEINFO_FULL; i++)
 		drops += r->totals[i];
 	ps_fmt_bytes(live, sizeof(live), (double)r->live_total, true);
-	fprintf(stderr, "\r\033[K%6.1fs  %8.0f ev/s  live %s  tags %zu  drops %llu",
-		elapsed_ns / 1e9, dur_ns ? (ev - r->events_prev) * 1e9 / dur_ns : 0.0, live,
+	if (r->top) {
+		const char *site = r->top->site_sym[0] ? r->top->site_sym : "";
+		int n = (int)strcspn(site, "+");
+
+		ps_fmt_bytes(topb, sizeof(topb), (double)r->top->live_bytes, true);
+		snprintf(top, sizeof(top), "%.20s%s%.*s %s", r->top->name, n ? "@" : "",
+			 n > 16 ? 16 : n, site, topb);
+	}
+	fprintf(stderr, "\r\033[K%6.1fs %7.0f ev/s  live %s  top %s  tags %zu  drops %llu",
+		elapsed_ns / 1e9, dur_ns ? (ev - r->events_prev) * 1e9 / dur_ns : 0.0, live, top,
 		r->nutags, (unsigned long long)drops);
 	r->events_prev = ev;
 }
