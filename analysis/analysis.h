@@ -75,11 +75,26 @@ struct ps_growth {
 void ps_growth_series(const struct ps_run *r, const int64_t *live, uint32_t from, uint32_t to,
 		      bool reclaimable, struct ps_growth *g);
 
+/*
+ * Ground truth for a slab or kmalloc tag: the growth of its cache in /proc/slabinfo against the
+ * growth of all tracked tags of that cache. Frees on untraced paths (kfree_rcu batches freed
+ * with kfree_bulk, sheaves, bulk APIs) make tags grow while the cache does not.
+ */
+struct ps_slab_check {
+	const char *cache;		/* the name slabinfo lists (merged caches: the reported one) */
+	int64_t slab_growth;		/* (active_objs end - start) x objsize */
+	int64_t tracked_growth;		/* sum of the growth of the cache's tags */
+	double confirm;			/* slab_growth / tracked_growth, clamped to 0..1 */
+	bool unconfirmed;		/* tracked growth large and slabinfo under half of it */
+};
+
 struct ps_report_row {
 	const struct ps_tag_series *ts;
 	struct ps_growth g;
 	struct ps_attr a;
 	bool reclaimable;
+	bool has_slab;			/* slab is valid */
+	struct ps_slab_check slab;
 };
 
 struct ps_report {

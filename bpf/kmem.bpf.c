@@ -202,6 +202,18 @@ static __always_inline bool filter_pass(void)
 	return true;
 }
 
+/*
+ * SLAB_RECLAIM_ACCOUNT: 0x00020000 while slab flags were plain defines; since 6.8 (commit
+ * "mm/slab: introduce kmem_cache flag bits") they are bits of enum _slab_flag_bits, and on 6.18
+ * bit 17 is _SLAB_CMPXCHG_DOUBLE, set on most caches. Ask BTF for the bit.
+ */
+static __always_inline __u64 reclaim_account_bit(void)
+{
+	if (bpf_core_enum_value_exists(enum _slab_flag_bits, _SLAB_RECLAIM_ACCOUNT))
+		return 1ull << bpf_core_enum_value(enum _slab_flag_bits, _SLAB_RECLAIM_ACCOUNT);
+	return 0x00020000ull;
+}
+
 static __noinline void cache_info_add(__u64 cls, const struct kmem_cache *s)
 {
 	struct ps_cache_info ci = {};
@@ -211,7 +223,7 @@ static __noinline void cache_info_add(__u64 cls, const struct kmem_cache *s)
 	bpf_probe_read_kernel_str(ci.name, sizeof(ci.name), name);
 	ci.size = BPF_CORE_READ(s, size);
 	ci.object_size = BPF_CORE_READ(s, object_size);
-	ci.flags = (__u32)BPF_CORE_READ(s, flags);
+	ci.flags = (BPF_CORE_READ(s, flags) & reclaim_account_bit()) ? PS_CACHE_F_RECLAIM : 0;
 	if (bpf_map_update_elem(&cache_info, &cls, &ci, BPF_NOEXIST) == -E2BIG)
 		count(PS_C_DROP_CACHEINFO_FULL);
 }

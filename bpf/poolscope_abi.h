@@ -138,12 +138,14 @@ struct ps_stack_val {
 };
 _Static_assert(sizeof(struct ps_stack_val) == 48, "ps_stack_val layout");
 
+#define PS_CACHE_F_RECLAIM	0x1	/* SLAB_RECLAIM_ACCOUNT: counted in SReclaimable */
+
 /* Written once per new kmem_cache (first event that creates its class). */
 struct ps_cache_info {
 	__u8 name[40];
 	__u32 size;
 	__u32 object_size;
-	__u32 flags;		/* slab_flags_t, low 32 bits (SLAB_RECLAIM_ACCOUNT) */
+	__u32 flags;		/* PS_CACHE_F_* (translated from slab_flags_t in BPF) */
 	__u32 pad;
 };
 _Static_assert(sizeof(struct ps_cache_info) == 56, "ps_cache_info layout");

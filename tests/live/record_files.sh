@@ -99,6 +99,14 @@ pn=$(( $(tag_sum "$db" live_bytes "t.kind = 'page' AND (t.flags & 2) = 0 AND ($s
 echo "slab object bytes +$slab_bytes; SLAB_BACKING page tags +$pb; unflagged page tags at the leak's sites +$pn"
 check "slab backing pages flagged (>= 40% of slab growth)" test $pb -ge $((slab_bytes * 4 / 10))
 check "no unflagged page tag at the leak's slab sites (< 5% of slab growth)" test $pn -lt $((slab_bytes / 20))
+# Reclaimable (SLAB_RECLAIM_ACCOUNT, counted in SReclaimable): inodes and dentries are, open
+# files are not. The flag's bit moved in 6.8 (enum _slab_flag_bits); the probe asks BTF.
+for spec in "$icache:reclaimable:1" "dentry:reclaimable:1" "filp:unreclaimable:0"; do
+	c=${spec%%:*} rest=${spec#*:}; pool=${rest%%:*} bit=${rest#*:}
+	n=$(q "$db" "SELECT count(*) FROM tags WHERE cache = '$c' AND (pool != '$pool' OR (flags & 1) != $bit)")
+	m=$(q "$db" "SELECT count(*) FROM tags WHERE cache = '$c'")
+	check "$c tags are $pool ($m tags, $n otherwise)" test "$n" = 0 -a "$m" -ge 1
+done
 n=$(q "$db" "SELECT count(*) FROM tags WHERE kind = 'page' AND (flags & 2) != 0 AND site_sym LIKE '$isite+%'")
 check "a SLAB_BACKING page tag names $isite" test "$n" -ge 1
 echo "$fails failure(s)"

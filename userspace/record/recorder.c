@@ -229,6 +229,15 @@ static const char *const slab_fns[] = {
 	"barn_", "__refill", "refill_objects",
 };
 
+/*
+ * Sites that put a page into the page cache (file data, reclaimable: counted in "Cached", not
+ * in SUnreclaim). The report flags such tags instead of ranking them as leaks.
+ */
+static const char *const page_cache_fns[] = {
+	"filemap_", "__filemap_", "page_cache_", "do_read_cache_", "read_cache_",
+	"grab_cache_page",
+};
+
 /* Reads a stack from the BPF stack map; returns the frame count. */
 static int read_stack(struct rec *r, int32_t id, uint64_t *ips)
 {
@@ -486,6 +495,11 @@ static struct utag *make_utag(struct rec *r, const struct ps_tag_key *k)
 			u->tag.site_module = u->site_module;
 	}
 	u->scale = r->scale;
+	if (k->kind == PS_K_PAGE && !backing && func &&
+	    has_prefix(func, page_cache_fns, ARRAY_SIZE(page_cache_fns))) {
+		u->tag.pool = "reclaimable";
+		u->tag.flags |= PS_TAG_F_RECLAIMABLE;
+	}
 	switch (k->kind) {
 	case PS_K_SLAB:
 	case PS_K_KMALLOC:
@@ -498,7 +512,7 @@ static struct utag *make_utag(struct rec *r, const struct ps_tag_key *k)
 		u->tag.kind = k->kind == PS_K_SLAB ? PS_KIND_SLAB : PS_KIND_KMALLOC;
 		u->tag.name = u->name;
 		u->tag.cache = u->cache;
-		if (ci->flags & 0x00020000u) {	/* SLAB_RECLAIM_ACCOUNT */
+		if (ci->flags & PS_CACHE_F_RECLAIM) {
 			u->tag.pool = "reclaimable";
 			u->tag.flags |= PS_TAG_F_RECLAIMABLE;
 		} else {
