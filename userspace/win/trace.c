@@ -257,8 +257,8 @@ static int do_stop(void)
 		 * On Windows 8+ poolscope uses its own session; the NT Kernel Logger here
 		 * belongs to another tool (or to a run that fell back, which said so).
 		 */
-		fprintf(stderr, "poolscope-win trace: no '%s' session is running; the '%s' is "
-			"(file %s): if poolscope-win started it, stop it with: "
+		fprintf(stderr, "poolscope-win trace: no '%s' session is running; the '%s' "
+			"is running (file %s): if poolscope-win started it, stop it with: "
 			"logman stop \"%s\" -ets\n", SESSION_NAME, KERNEL_LOGGER_NAMEA,
 			props_file(&b), KERNEL_LOGGER_NAMEA);
 		return 1;
@@ -441,22 +441,26 @@ static int do_trace(const struct trace_opts *o)
 		return 2;
 	}
 
+	/* Before the session exists: a Ctrl-C during setup must still reach the stop below. */
+	done_event = CreateEventA(NULL, TRUE, FALSE, NULL);
+	SetConsoleCtrlHandler(on_ctrl, TRUE);
 	rc = start_session(&s, &bp, path);
 	if ((rc == ERROR_INVALID_PARAMETER || rc == ERROR_NOT_SUPPORTED) &&
 	    s.kind == PS_ETW_LOGGER_SYSTEM) {
 		fprintf(stderr, "poolscope-win trace: note: system-logger mode refused (error %lu); "
-			"using the NT Kernel Logger\n", rc);
+			"using the NT Kernel Logger (if this run dies, stop it with: "
+			"logman stop \"NT Kernel Logger\" -ets)\n", rc);
 		s.kind = PS_ETW_LOGGER_KERNEL;
 		s.name = KERNEL_LOGGER_NAMEA;
 		rc = start_session(&s, &bp, path);
 	}
 	if (rc == ERROR_ALREADY_EXISTS) {
 		report_exists(&s);
-		return 1;
+		goto out_done;
 	}
 	if (rc) {
 		report("start trace session", PS_ETW_WIN32, rc);
-		return 1;
+		goto out_done;
 	}
 	if (configure(&s, o))
 		goto out_abort;
@@ -481,8 +485,6 @@ static int do_trace(const struct trace_opts *o)
 		       "(wpr -disablepagingexecutive on, then reboot)\n");
 	fflush(stdout);
 
-	done_event = CreateEventA(NULL, TRUE, FALSE, NULL);
-	SetConsoleCtrlHandler(on_ctrl, TRUE);
 	ret = wait_trace(&s, o, path, &bp, &gone);
 	if (gone)
 		goto out_done;
@@ -496,16 +498,17 @@ static int do_trace(const struct trace_opts *o)
 	print_stopped(s.name, &b);
 	if (!ret)
 		printf("convert with: poolscope convert %s -o pool.db\n", o->out);
-out_done:
-	if (done_event)
-		SetEvent(done_event);
-	return ret;
+	goto out_done;
 
 out_abort:
 	/* No half-configured session or file left behind: it would not hold pool events. */
 	stop_session(s.h, s.name, &b);
 	DeleteFileA(path);
-	return 1;
+out_done:
+	/* Lets a console-close handler waiting in on_ctrl() return. */
+	if (done_event)
+		SetEvent(done_event);
+	return ret;
 }
 
 static void usage(FILE *f)
