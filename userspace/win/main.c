@@ -3,7 +3,7 @@
  * poolscope-win: Windows capture program.  "sample" polls the per-tag pool counters that
  * poolmon shows (NtQuerySystemInformation(SystemPoolTagInformation)) plus system totals and
  * appends them in the shared pool sample format (common/poolsample.h) so that a kill loses at
- * most the snapshot being written.
+ * most the snapshot being written.  "trace" (trace.c) records pool events with ETW.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "win/ntpool.h"
+#include "win/trace.h"
 #include <psapi.h>
 
 #include "common/poolsample.h"
@@ -190,12 +191,17 @@ out:
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		printf("usage: poolscope-win sample -o FILE [--interval 1s] [--duration D] [--tags LIST]\n");
+		printf("usage: poolscope-win sample -o FILE [--interval 1s] [--duration D] [--tags LIST]\n"
+		       "       poolscope-win trace -o FILE.etl [--stacks] [--tags T1,T2] [--duration D]\n"
+		       "                           [--buffers-mb N]\n"
+		       "       poolscope-win trace --stop\n");
 		return argc < 2 ? 2 : 0;
 	}
 	if (!strcmp(argv[1], "sample"))
 		return do_sample(argc - 1, argv + 1);
-	fprintf(stderr, "poolscope-win: unknown command '%s' (trace is not implemented yet)\n",
+	if (!strcmp(argv[1], "trace"))
+		return ps_win_trace(argc - 1, argv + 1);
+	fprintf(stderr, "poolscope-win: unknown command '%s' (commands: sample, trace)\n",
 		argv[1]);
 	return 2;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The one place for NT declarations mingw-w64's headers lack.  Layouts follow the public
+ * The one place for the pool-tag NT declarations mingw-w64's headers lack (the ETW ones used
+ * by "trace", including NtSetSystemInformation, are in etwdefs.h).  Layouts follow the public
  * phnt headers (ntexapi.h) as summarised in shared notes etl-format.md section 10:
  * SystemPoolTagInformation = 22 returns SYSTEM_POOLTAG_INFORMATION (Count, then Count entries
  * of 0x28 bytes on x64).

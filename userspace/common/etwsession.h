@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Portable half of "poolscope-win trace": the decisions that do not need Windows (which kernel
+ * groups to enable, how to split --buffers-mb into ETW buffers, which pool tags to filter on,
+ * which logger to use on which Windows version, what a Win32/NTSTATUS error means to the
+ * user).  Kept free of windows.h and in fixed-width types so the Linux build unit-tests it;
+ * userspace/win/trace.c only feeds the results to the ETW API.
+ *
+ * Constants come from the shared notes etl-format.md §7.3 and §9 (phnt ntwmi.h layouts).
+ */
+#ifndef PS_ETWSESSION_H
+#define PS_ETWSESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Kernel "perf group" flags: the top 3 bits select the PERFINFO_GROUPMASK word, the rest is
+ * the bit inside it (PERF_GET_MASK_INDEX / PERF_GET_MASK_GROUP, etl-format.md §9).  There is
+ * no EVENT_TRACE_FLAG_* for pool events: PERF_POOL is only reachable through the group mask.
+ */
+#define PS_PERF_MASK_WORDS	8
+#define PS_PERF_INDEX(gm)	(((gm) & 0xE0000000u) >> 29)
+#define PS_PERF_BITS(gm)	((gm) & 0x1FFFFFFFu)
+#define PS_PERF_POOL		0x20000040u	/* Masks[1] |= 0x40 */
+
+/* Pool event types (group 0x0E) that can carry a stack walk (etl-format.md §7.1). */
+#define PS_POOL_TYPE_ALLOC		0x20
+#define PS_POOL_TYPE_ALLOC_SESSION	0x21
+#define PS_POOL_TYPE_FREE		0x22
+#define PS_POOL_TYPE_FREE_SESSION	0x23
+#define PS_POOL_STACK_TYPES		4
+
+/* ETW_MAX_POOLTAG_FILTER: the kernel's pool tag filter holds at most 4 tags. */
+#define PS_ETW_MAX_TAGS		4
+
+/* struct ps_perf_groupmask has the layout of PERFINFO_GROUPMASK (8 ULONGs, 32 bytes). */
+struct ps_perf_groupmask {
+	uint32_t masks[PS_PERF_MASK_WORDS];
+};
+
+/*
+ * Builds the group mask for a pool trace: word 0 holds the classic EVENT_TRACE_FLAG_* bits
+ * (the session's EnableFlags: TraceSetInformation replaces the whole mask, so they must be
+ * repeated here or process/image events would stop), plus PERF_POOL.
+ */
+void ps_etw_groupmask_pool(struct ps_perf_groupmask *gm, uint32_t classic_flags);
+/* ORs one PERF_* group flag into the mask. */
+void ps_etw_groupmask_set(struct ps_perf_groupmask *gm, uint32_t perf_flag);
+bool ps_etw_groupmask_test(const struct ps_perf_groupmask *gm, uint32_t perf_flag);
+
+/* The ETW buffer plan for a session: sizes in what EVENT_TRACE_PROPERTIES wants. */
+struct ps_etw_buffers {
+	uint32_t buffer_kb;	/* BufferSize, KiB, power of two in [8, 1024] */
+	uint32_t min_buffers;	/* MinimumBuffers */
+	uint32_t max_buffers;	/* MaximumBuffers: buffer_kb * max_buffers <= budget */
+};
+
+#define PS_ETW_BUFFERS_MB_DEFAULT	256
+#define PS_ETW_BUFFERS_MB_MAX		16384
+
+/* Parses --buffers-mb: a plain decimal number of MiB in [1, PS_ETW_BUFFERS_MB_MAX]. */
+int ps_etw_parse_buffers_mb(const char *s, uint32_t *mb);
+
+/*
+ * Splits a memory budget of mb MiB into ETW buffers for ncpu processors.  ETW buffers are
+ * per-processor and the kernel wants at least two per processor, so the buffer size shrinks
+ * (1 MiB, the ETW maximum, down to 8 KiB) until every CPU gets four.  Returns -EINVAL if
+ * the budget cannot give each CPU two 8 KiB buffers.
+ */
+int ps_etw_plan_buffers(uint32_t mb, uint32_t ncpu, struct ps_etw_buffers *out);
+
+/*
+ * Parses "--tags LSbf,Ntfx" into pool tag ULONGs as the kernel stores them ("LSbf" =
+ * 0x6662534c), padding short tags with spaces as pooltag.txt does ("Cc" = "Cc  ").
+ * Duplicates are dropped.  Wildcards are refused: the kernel filter compares whole tags.
+ * Returns 0, -E2BIG for more than PS_ETW_MAX_TAGS distinct tags, -EINVAL for a bad tag;
+ * on error err says which.
+ */
+int ps_etw_parse_tags(const char *list, uint32_t tags[PS_ETW_MAX_TAGS], unsigned int *ntags,
+		      char *err, size_t errlen);
+
+enum ps_etw_logger {
+	PS_ETW_LOGGER_NONE,		/* Windows too old for a pool trace */
+	PS_ETW_LOGGER_KERNEL,		/* "NT Kernel Logger" (Windows 7 / 2008 R2) */
+	PS_ETW_LOGGER_SYSTEM,		/* own session, EVENT_TRACE_SYSTEM_LOGGER_MODE (8+) */
+};
+
+/*
+ * Which session kind to use on Windows major.minor (from RtlGetVersion): system-logger mode
+ * exists from 6.2 (Windows 8 / Server 2012); TraceSetInformation, needed for the pool group
+ * mask, from 6.1.
+ */
+enum ps_etw_logger ps_etw_pick_logger(uint32_t major, uint32_t minor);
+
+/* Where an error code came from: the messages differ for the same number. */
+enum ps_etw_err_src {
+	PS_ETW_WIN32,		/* GetLastError() / ETW API ULONG result */
+	PS_ETW_NTSTATUS,	/* NtSetSystemInformation() */
+};
+
+/*
+ * The user-facing meaning of an error from the trace controller, with the fix: e.g. 5 ->
+ * "access denied: run from an elevated (Administrator) prompt".  NULL when the code is not
+ * one the table knows (the caller then prints the number and the system's text).
+ */
+const char *ps_etw_errmsg(enum ps_etw_err_src src, uint32_t code);
+
+#endif
