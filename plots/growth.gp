@@ -13,11 +13,23 @@ set title title noenhanced
 set xlabel "time (s)"
 set ylabel sprintf("live bytes (%s)", unit)
 set grid
-set key outside right top vertical noenhanced
-set style fill transparent solid 0.6 noborder
+set key outside below left horizontal maxcols 3 noenhanced
+# Ten distinct colours for the top tags; "other" (the last stacked series) is grey.
+set linetype 1 lc rgb "#1f77b4"
+set linetype 2 lc rgb "#ff7f0e"
+set linetype 3 lc rgb "#2ca02c"
+set linetype 4 lc rgb "#d62728"
+set linetype 5 lc rgb "#9467bd"
+set linetype 6 lc rgb "#8c564b"
+set linetype 7 lc rgb "#e377c2"
+set linetype 8 lc rgb "#bcbd22"
+set linetype 9 lc rgb "#17becf"
+set linetype 10 lc rgb "#7f7f7f"
+set linetype 20 lc rgb "#c8c8c8"
+set style fill transparent solid 0.7 noborder
 set yrange [0:*]
 if (icol > 0) { set y2label "IOPS"; set y2tics; set ytics nomirror; set y2range [0:*] }
-stack = "for [i=1:nstack] data using 1:(column(i+1)):(column(i+2)) with filledcurves title columnhead(i+2)"
+stack = "for [i=1:nstack] data using 1:(column(i+1)):(column(i+2)) with filledcurves lt (i == nstack ? 20 : i) title columnhead(i+2)"
 uline = "data using 1:(column(ucol)) with lines lw 2.5 lc rgb 'black' title uname"
 iline = "data using 1:(column(icol)) axes x1y2 with lines lw 1.5 dt 2 lc rgb 'red' title 'IOPS (workload)'"
 cmd = "plot " . stack
