@@ -4,25 +4,67 @@
 # and state/lock/private/cache/pid/log dirs under one directory, one user with a password, one
 # share holding a test file pinned in page cache (mmap+mlock: DAMON evicts it otherwise), bound
 # to loopback or - the default - inside a network-namespace pair joined by veth, so that client
-# and server traffic crosses a real network stack. Uses ksmbd instead when the kernel has it.
+# and server traffic crosses a real network stack. Uses ksmbd instead when the kernel has it
+# (--server auto, the default): ksmbd-tools' ksmbd.mountd with its own ksmbd.conf and user
+# database. ksmbd listens in the initial network namespace only, so in netns mode its veth end
+# stays there and only the client gets a namespace.
 #
-#   tests/smbserver.sh start [--loopback] [--size 1G] [--port N]   prints the env (KEY=VALUE)
+#   tests/smbserver.sh start [--loopback] [--size 1G] [--port N] [--server auto|samba|ksmbd]
+#                                prints the env (KEY=VALUE)
 #   tests/smbserver.sh stop      kills by pid file, then anything left in the namespaces
 #   tests/smbserver.sh status
+#   tests/smbserver.sh ksmbd-config DIR [--loopback]
+#                                writes DIR/ksmbd.conf and DIR/ksmbdpwd.db with ksmbd-tools
+#                                (no kernel module needed; the unit of the ksmbd path)
 #
 # Env: PS_SMB_DIR (default /tmp/poolscope-smb), PS_PIN (the pspin helper; default
-# $O/tests/live/pspin), PS_SMB_PASS. Traffic stays on 127.0.0.1 or inside psrv0/pscli0.
+# $O/tests/live/pspin), PS_SMB_PASS, PS_KSMBD_TOOLS (ksmbd-tools unpacked by make deps; default
+# $O/ksmbd-tools; the Debian package conflicts with samba, so it is not installed). Traffic stays on 127.0.0.1 or inside psrv0/pscli0.
 set -u
 DIR=${PS_SMB_DIR:-/tmp/poolscope-smb}
 O=${O:-.output}
 PIN=${PS_PIN:-$O/tests/live/pspin}
+KT=${PS_KSMBD_TOOLS:-$O/ksmbd-tools}
+[ -d "$KT/usr/sbin" ] && PATH=$(cd "$KT/usr/sbin" && pwd):$PATH
 NS_SRV=psrv0 NS_CLI=pscli0 VETH_S=psveth0s VETH_C=psveth0c
 SRV_IP=10.201.7.1 CLI_IP=10.201.7.2
 USER_NAME=root PASS=${PS_SMB_PASS:-pspass}
 
 die() { echo "smbserver: $*" >&2; exit 1; }
 
-ksmbd_present() { [ -e /sys/class/ksmbd-control ] || [ -e /sys/module/ksmbd ]; }
+# The kernel has ksmbd when its control class is there, or its module can be loaded.
+ksmbd_present() {
+	[ -e /sys/class/ksmbd-control ] || [ -e /sys/module/ksmbd ] ||
+		modinfo ksmbd >/dev/null 2>&1
+}
+ksmbd_why_not() {
+	echo "the kernel has no ksmbd (no /sys/class/ksmbd-control, no ksmbd module for $(uname -r))"
+}
+
+# Writes $1/ksmbd.conf (share at $2, bound to interface $3, port $4) and the user database
+# $1/ksmbdpwd.db, both through ksmbd-tools so their own parser checks what we wrote.
+ksmbd_config() { # dir sharepath iface port
+	local dir=$1 share=$2 iface=$3 port=$4
+	command -v ksmbd.adduser >/dev/null || die "ksmbd-tools not found in $KT (make deps unpacks them)"
+	mkdir -p "$dir"
+	cat > "$dir/ksmbd.conf" <<CONF
+[global]
+	netbios name = PSTEST
+	workgroup = WORKGROUP
+	server min protocol = SMB2_10
+	interfaces = $iface
+	bind interfaces only = yes
+	tcp port = $port
+	map to guest = never
+CONF
+	ksmbd.addshare -c "$dir/ksmbd.conf" -a share \
+		-o "path = $share
+read only = no
+valid users = $USER_NAME" >/dev/null || die "ksmbd.addshare failed on $dir/ksmbd.conf"
+	rm -f "$dir/ksmbdpwd.db"
+	ksmbd.adduser -c "$dir/ksmbd.conf" -i "$dir/ksmbdpwd.db" -a "$USER_NAME" -p "$PASS" \
+		>/dev/null || die "ksmbd.adduser failed on $dir/ksmbdpwd.db"
+}
 
 killpidfile() { # $1 = pid file
 	local pid
@@ -38,6 +80,11 @@ killpidfile() { # $1 = pid file
 
 do_stop() {
 	local pids
+	if [ -f "$DIR/run/ksmbd.pid.ps" ]; then
+		# ksmbd.control -s stops the kernel server and ksmbd.mountd together
+		ksmbd.control -s >/dev/null 2>&1
+		killpidfile "$DIR/run/ksmbd.pid.ps"
+	fi
 	killpidfile "$DIR/run/smbd.pid.ps"
 	killpidfile "$DIR/run/pin.pid"
 	# smbd children and anything else still inside our namespaces
@@ -61,35 +108,45 @@ do_stop() {
 }
 
 do_status() {
-	local up=0
-	if [ -f "$DIR/run/smbd.pid.ps" ] && kill -0 "$(cat "$DIR/run/smbd.pid.ps")" 2>/dev/null; then
-		echo "smbd running (pid $(cat "$DIR/run/smbd.pid.ps"))"; up=1
-	else
-		echo "smbd not running"
-	fi
+	local up=0 f
+	for f in smbd ksmbd; do
+		if [ -f "$DIR/run/$f.pid.ps" ] && kill -0 "$(cat "$DIR/run/$f.pid.ps")" 2>/dev/null; then
+			echo "$f running (pid $(cat "$DIR/run/$f.pid.ps"))"; up=1
+		fi
+	done
+	[ $up = 1 ] || echo "server not running"
 	ip netns list 2>/dev/null | grep -w -e $NS_SRV -e $NS_CLI | sed 's/^/netns /'
 	[ -f "$DIR/env" ] && [ $up = 1 ] && cat "$DIR/env"
 	[ $up = 1 ]
 }
 
 do_start() {
-	local mode=netns size=1G port=445 bytes
+	local mode=netns size=1G port=445 bytes server=auto
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--loopback) mode=loopback; port=${port/#445/4450};;
 		--netns) mode=netns;;
 		--size) size=$2; shift;;
 		--port) port=$2; shift;;
-		*) die "unknown option '$1' (start [--loopback|--netns] [--size 1G] [--port N])";;
+		--server) server=$2; shift;;
+		*) die "unknown option '$1' (start [--loopback|--netns] [--size 1G] [--port N] [--server auto|samba|ksmbd])";;
 		esac
 		shift
 	done
 	[ "$(id -u)" = 0 ] || die "must run as root (namespaces, smbd, mlock)"
-	if ksmbd_present; then
-		echo "smbserver: ksmbd present in this kernel, but ksmbd-tools wiring is not implemented; using Samba" >&2
+	case $server in
+	auto)
+		if ksmbd_present && command -v ksmbd.mountd >/dev/null; then server=ksmbd; else server=samba; fi;;
+	ksmbd)
+		ksmbd_present || die "--server ksmbd: $(ksmbd_why_not)"
+		command -v ksmbd.mountd >/dev/null || die "ksmbd.mountd not found in $KT (make deps unpacks ksmbd-tools)";;
+	samba) ;;
+	*) die "--server '$server': expected auto, samba or ksmbd";;
+	esac
+	if [ $server = samba ]; then
+		command -v smbd >/dev/null || die "smbd not found (apt-get install samba)"
+		command -v smbpasswd >/dev/null || die "smbpasswd not found (apt-get install samba-common-bin)"
 	fi
-	command -v smbd >/dev/null || die "smbd not found (apt-get install samba)"
-	command -v smbpasswd >/dev/null || die "smbpasswd not found (apt-get install samba-common-bin)"
 	[ -x "$PIN" ] || die "$PIN: pin helper not built (make builds it; or set PS_PIN)"
 	bytes=$(numfmt --from=iec "${size^^}" 2>/dev/null) || die "--size '$size': expected e.g. 1G"
 	[ "$bytes" -ge 65536 ] || die "--size '$size': at least 64K"
@@ -139,46 +196,67 @@ CONF
 	echo $! > "$DIR/run/pin.pid"
 	for _ in $(seq 100); do grep -q pinned "$DIR/run/pin.out" && break; kill -0 "$(cat "$DIR/run/pin.pid")" 2>/dev/null || break; sleep 0.1; done
 	grep -q pinned "$DIR/run/pin.out" || { do_stop; die "pinning $f failed: $(cat "$DIR/run/pin.out" 2>/dev/null)"; }
-	(echo "$PASS"; echo "$PASS") | smbpasswd -c "$DIR/etc/smb.conf" -s -a $USER_NAME >/dev/null \
-		|| { do_stop; die "smbpasswd failed"; }
 	local run=""
 	if [ $mode = netns ]; then
-		ip netns add $NS_SRV && ip netns add $NS_CLI || { do_stop; die "ip netns add failed"; }
+		# ksmbd serves the initial namespace only: its veth end stays here
+		if [ $server = samba ]; then
+			ip netns add $NS_SRV || { do_stop; die "ip netns add failed"; }
+		fi
+		ip netns add $NS_CLI || { do_stop; die "ip netns add failed"; }
 		ip link add $VETH_S type veth peer name $VETH_C || { do_stop; die "veth failed"; }
-		ip link set $VETH_S netns $NS_SRV && ip link set $VETH_C netns $NS_CLI
-		ip -n $NS_SRV addr add $SRV_IP/24 dev $VETH_S
+		ip link set $VETH_C netns $NS_CLI
 		ip -n $NS_CLI addr add $CLI_IP/24 dev $VETH_C
-		ip -n $NS_SRV link set lo up; ip -n $NS_CLI link set lo up
-		ip -n $NS_SRV link set $VETH_S up; ip -n $NS_CLI link set $VETH_C up
-		run="ip netns exec $NS_SRV"
+		ip -n $NS_CLI link set lo up; ip -n $NS_CLI link set $VETH_C up
+		if [ $server = samba ]; then
+			ip link set $VETH_S netns $NS_SRV
+			ip -n $NS_SRV addr add $SRV_IP/24 dev $VETH_S
+			ip -n $NS_SRV link set lo up; ip -n $NS_SRV link set $VETH_S up
+			run="ip netns exec $NS_SRV"
+		else
+			ip addr add $SRV_IP/24 dev $VETH_S && ip link set $VETH_S up
+		fi
 	fi
-	# own session: smbd signals its whole process group when it exits
-	setsid $run smbd -s "$DIR/etc/smb.conf" -F --no-process-group </dev/null >"$DIR/log/smbd.out" 2>&1 &
-	echo $! > "$DIR/run/smbd.pid.ps"
+	if [ $server = samba ]; then
+		(echo "$PASS"; echo "$PASS") | smbpasswd -c "$DIR/etc/smb.conf" -s -a $USER_NAME >/dev/null \
+			|| { do_stop; die "smbpasswd failed"; }
+		# own session: smbd signals its whole process group when it exits
+		setsid $run smbd -s "$DIR/etc/smb.conf" -F --no-process-group </dev/null >"$DIR/log/smbd.out" 2>&1 &
+		echo $! > "$DIR/run/smbd.pid.ps"
+	else
+		local iface=lo
+		[ $mode = netns ] && iface=$VETH_S
+		( ksmbd_config "$DIR/etc" "$DIR/share" $iface "$port" ) || { do_stop; die "ksmbd configuration failed"; }
+		[ -e /sys/class/ksmbd-control ] || modprobe ksmbd || { do_stop; die "modprobe ksmbd failed"; }
+		setsid ksmbd.mountd -n -c "$DIR/etc/ksmbd.conf" -u "$DIR/etc/ksmbdpwd.db" -p "$port" \
+			</dev/null >"$DIR/log/ksmbd.out" 2>&1 &
+		echo $! > "$DIR/run/ksmbd.pid.ps"
+	fi
+	local pidf=$DIR/run/$([ $server = samba ] && echo smbd || echo ksmbd).pid.ps
 	local cli="" url_host=$ip
 	[ $mode = netns ] && cli="ip netns exec $NS_CLI"
 	[ "$port" != 445 ] && url_host="$ip:$port"
 	local ok=0
 	for _ in $(seq 100); do
-		kill -0 "$(cat "$DIR/run/smbd.pid.ps")" 2>/dev/null || break
+		kill -0 "$(cat "$pidf")" 2>/dev/null || break
 		if $cli smbclient -p "$port" "//$ip/share" -U "$USER_NAME%$PASS" -c 'ls test.bin' >/dev/null 2>&1; then
 			ok=1; break
 		fi
 		sleep 0.2
 	done
 	if [ $ok != 1 ]; then
-		tail -5 "$DIR/log/smbd.out" "$DIR/log/smbd.log" >&2 2>/dev/null
-		do_stop; die "smbd did not come up on $ip:$port"
+		tail -5 "$DIR"/log/*.out "$DIR/log/smbd.log" >&2 2>/dev/null
+		do_stop; die "$server did not come up on $ip:$port"
 	fi
 	cat > "$DIR/env" <<ENV
 PS_SMB_MODE=$mode
+PS_SMB_SERVER=$server
 PS_SMB_URL=smb://$url_host/share/test.bin
 PS_SMB_USER=$USER_NAME%$PASS
 PS_SMB_FILE=$f
 PS_SMB_CLIENT_EXEC="$cli"
 PS_SMB_SERVER_EXEC="$run"
-PS_SMB_CONF=$DIR/etc/smb.conf
-PS_SMB_PID=$(cat "$DIR/run/smbd.pid.ps")
+PS_SMB_CONF=$DIR/etc/$([ $server = samba ] && echo smb.conf || echo ksmbd.conf)
+PS_SMB_PID=$(cat "$pidf")
 ENV
 	trap - INT TERM HUP
 	cat "$DIR/env"
@@ -186,7 +264,11 @@ ENV
 
 case "${1:-}" in
 start) shift; do_start "$@";;
+ksmbd-config)
+	[ -n "${2:-}" ] || die "usage: ksmbd-config DIR [--loopback]"
+	if [ "${3:-}" = --loopback ]; then ksmbd_config "$2" "$2/share" lo 4450
+	else ksmbd_config "$2" "$2/share" $VETH_S 445; fi;;
 stop) do_stop;;
 status) do_status;;
-*) echo "usage: tests/smbserver.sh start [--loopback] [--size 1G] [--port N] | stop | status" >&2; exit 2;;
+*) echo "usage: tests/smbserver.sh start [--loopback] [--size 1G] [--port N] [--server auto|samba|ksmbd] | stop | status | ksmbd-config DIR [--loopback]" >&2; exit 2;;
 esac

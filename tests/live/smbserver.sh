@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The private SMB server starts (netns and loopback), serves the pinned test file to smbclient,
 # and `stop` leaves no smbd, no pin process and no namespace behind; a second stop is harmless.
-# ksmbd: used when the kernel has it; this case is skipped (reported) when it does not.
+# ksmbd: tests/live/ksmbd_config.sh and ksmbd_server.sh (skipped with the reason without ksmbd).
 set -u
 cd "${PS_SRCDIR:-.}"
 export PS_SMB_DIR=$(mktemp -d /tmp/ps-smbsrv.XXXXXX)
