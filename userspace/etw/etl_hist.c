@@ -9,16 +9,23 @@
 
 #include "etw/etl_hist.h"
 
+/*
+ * One multiply over the GUID as two words: `etl info` hashes every non-kernel event (76k of the
+ * 179k in net.4.5.2.x64.etl), and a byte-wise hash over 21 bytes was half of the histogram's
+ * time. Kinds number in the hundreds, so mixing quality beyond this does not matter.
+ */
 static uint64_t key_hash(bool kernel, uint8_t g, uint8_t t, uint16_t id, const uint8_t *guid)
 {
-	uint64_t h = 1469598103934665603ULL;
-	uint8_t k[21] = { kernel, g, t, (uint8_t)id, (uint8_t)(id >> 8) };
+	uint64_t a = 0, b = 0, h;
 
-	if (guid)
-		memcpy(k + 5, guid, 16);
-	for (size_t i = 0; i < sizeof(k); i++)
-		h = (h ^ k[i]) * 1099511628211ULL;
-	return h;
+	if (guid) {
+		memcpy(&a, guid, 8);
+		memcpy(&b, guid + 8, 8);
+	}
+	h = a ^ (b << 29 | b >> 35) ^ ((uint64_t)kernel << 40 | (uint64_t)g << 32 |
+				       (uint64_t)t << 16 | id);
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ h >> 29;
 }
 
 static bool same(const struct ps_etl_hist_ent *e, bool kernel, uint8_t g, uint8_t t, uint16_t id,
