@@ -66,7 +66,7 @@ endif
 CFLAGS  := $(OPT) -std=gnu11 $(WARN) -D_GNU_SOURCE -DPOOLSCOPE_VERSION='"$(VERSION)"' \
 	-I. -Iuserspace -I$(O) $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP
-LDLIBS_CORE := -lsqlite3 -lm
+LDLIBS_CORE := -lsqlite3 -lm -lpthread
 LDLIBS_BPF  := -lbpf -lelf -lz
 # libsmbclient is not linked: userspace/load/smb.c dlopen()s it for SMB runs only (its ~100
 # dependent libraries cost ~25 ms at every start). The header is still needed to build.
