@@ -273,8 +273,9 @@ int64_t ps_etl_wall_ns(const struct ps_etl_logfile *h, int64_t ts)
  * Parses the event at b[off..end). Returns the aligned advance (> 0), 0 at the normal end of
  * data (fill, end marker, no room for a marker), or -1 for a malformed event (why says what).
  */
-static int parse_event(const uint8_t *b, uint32_t off, uint32_t end, struct ps_etl_event *ev,
-		       char *why, size_t whylen)
+static inline __attribute__((always_inline)) int
+parse_event(const uint8_t *b, uint32_t off, uint32_t end, struct ps_etl_event *ev, char *why,
+	    size_t whylen)
 {
 	uint32_t rem = end - off, hlen, size;
 	const uint8_t *p = b + off;
@@ -286,11 +287,8 @@ static int parse_event(const uint8_t *b, uint32_t off, uint32_t end, struct ps_e
 		return 0;
 	uint8_t flags = p[3], ht = p[2];
 
-	memset(ev, 0, sizeof(*ev));
-	ev->raw = p;
-	ev->buf_off = off;
-	ev->tid = ev->pid = UINT32_MAX;
-	ev->has_tid = true;
+	*ev = (struct ps_etl_event){ .raw = p, .buf_off = off, .tid = UINT32_MAX,
+				     .pid = UINT32_MAX, .has_tid = true };
 	if ((flags & 0xc0) == 0xc0) {
 		ev->htype = ht;
 		switch (ht) {
@@ -599,8 +597,11 @@ static int load_buffer(struct ps_etl *e, struct acct *a, struct cursor *c, const
 	return 1;
 }
 
-/* Next event from the loaded buffer in c; false when the buffer is exhausted. */
-static bool cursor_next(struct ps_etl *e, struct cursor *c, struct ps_etl_event *ev)
+/*
+ * Next event from the loaded buffer in c; false when the buffer is exhausted. Inlined with
+ * parse_event: `etl info` calls this per event, and the calls cost more than a small header.
+ */
+static inline __attribute__((always_inline)) bool cursor_next(struct ps_etl *e, struct cursor *c, struct ps_etl_event *ev)
 {
 	char why[200];
 

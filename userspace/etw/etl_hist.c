@@ -57,7 +57,14 @@ static int grow(struct ps_etl_hist *h)
 	return 0;
 }
 
-int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev)
+static inline unsigned recent_slot(const struct ps_etl_event *ev)
+{
+	return (ev->id * 7u + ev->type + (ev->guid ? ev->guid[0] : 0)) & 63;
+}
+
+/* The table lookup and insertion (kinds not found in kidx or recent). */
+static __attribute__((noinline)) int hist_add_slow(struct ps_etl_hist *h,
+						   const struct ps_etl_event *ev)
 {
 	static const uint8_t zero[16];
 	bool kernel = ev->kernel;
@@ -68,16 +75,8 @@ int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev)
 	uint64_t k;
 	size_t j;
 
-	/* Kernel kinds are most events: a direct table, no hashing. */
-	if (kernel) {
-		if (!h->kidx && !(h->kidx = calloc(65536, sizeof(*h->kidx))))
-			return -ENOMEM;
-		uint32_t *ki = &h->kidx[(uint32_t)g << 8 | t];
-		if (*ki) {
-			h->ent[*ki - 1].count++;
-			return 0;
-		}
-	}
+	if (kernel && !h->kidx && !(h->kidx = calloc(65536, sizeof(*h->kidx))))
+		return -ENOMEM;
 	if ((h->n + 1) * 2 > h->nslot && grow(h) < 0)
 		return -ENOMEM;
 	k = key_hash(kernel, g, t, id, guid);
@@ -85,6 +84,8 @@ int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev)
 		struct ps_etl_hist_ent *e = &h->ent[h->slot[j] - 1];
 		if (same(e, kernel, g, t, id, guid)) {
 			e->count++;
+			if (!kernel)
+				h->recent[recent_slot(ev)] = h->slot[j];
 			return 0;
 		}
 	}
@@ -109,8 +110,42 @@ int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev)
 	h->slot[j] = (uint32_t)++h->n;
 	if (kernel)
 		h->kidx[(uint32_t)g << 8 | t] = (uint32_t)h->n;
+	else
+		h->recent[recent_slot(ev)] = (uint32_t)h->n;
 	return 0;
 }
+
+/*
+ * Called for every event of `etl info`: kernel kinds (most events) index a direct table, and
+ * other kinds hit a small direct-mapped cache of recent kinds (a provider's events come in
+ * bursts of a few ids) before the hash table. Kept small so the common case needs no spills.
+ */
+int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev)
+{
+	if (ev->kernel) {
+		uint32_t k = h->kidx ? h->kidx[(uint32_t)ev->group << 8 | ev->type] : 0;
+
+		if (k) {
+			h->ent[k - 1].count++;
+			return 0;
+		}
+	} else if (ev->guid) {
+		uint32_t k = h->recent[recent_slot(ev)];
+
+		if (k) {
+			struct ps_etl_hist_ent *e = &h->ent[k - 1];
+
+			if (e->id == ev->id && e->type == ev->type && !e->kernel &&
+			    !memcmp(e->guid, ev->guid, 16)) {
+				e->count++;
+				return 0;
+			}
+		}
+	}
+	return hist_add_slow(h, ev);
+}
+
+
 
 static int cmp_ent(const void *a, const void *b)
 {
@@ -134,7 +169,8 @@ static int cmp_ent(const void *a, const void *b)
 void ps_etl_hist_sort(struct ps_etl_hist *h)
 {
 	qsort(h->ent, h->n, sizeof(*h->ent), cmp_ent);
-	/* indexes moved: rebuild the slots */
+	/* indexes moved: rebuild the slots, forget the recent kinds */
+	memset(h->recent, 0, sizeof(h->recent));
 	if (h->kidx) {
 		memset(h->kidx, 0, 65536 * sizeof(*h->kidx));
 		for (size_t i = 0; i < h->n; i++)
