@@ -66,9 +66,11 @@ endif
 CFLAGS  := $(OPT) -std=gnu11 $(WARN) -D_GNU_SOURCE -DPOOLSCOPE_VERSION='"$(VERSION)"' \
 	-I. -Iuserspace -I$(O) $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP
-LDLIBS_CORE := -lsqlite3 -lm
+LDLIBS_CORE := -lsqlite3 -lm -lpthread
 LDLIBS_BPF  := -lbpf -lelf -lz
-LDLIBS_LOAD := $(shell pkg-config --libs smbclient 2>/dev/null || echo -lsmbclient) -luring -lpthread
+# libsmbclient is not linked: userspace/load/smb.c dlopen()s it for SMB runs only (its ~100
+# dependent libraries cost ~25 ms at every start). The header is still needed to build.
+LDLIBS_LOAD := -luring -lpthread -ldl
 CFLAGS += $(shell pkg-config --cflags smbclient 2>/dev/null)
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Werror=undef \

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,9 @@
 #define HDR PS_ETL_WMI_BUFFER_HEADER_SIZE
 #define MAX_PROBLEMS 8
 #define MAX_CPUS 4096
+#define ACCT_PROBLEMS 4		/* per buffer: read_ref and load_buffer report one each at most */
+#define RING 8			/* buffers decoded ahead of the reader (memory stays bounded) */
+#define MAX_HELPERS 3
 
 struct bufref {
 	uint64_t off;
@@ -43,6 +47,52 @@ struct cursor {
 	struct ps_etl_event ev;
 };
 
+/*
+ * What reading one buffer adds to the file's statistics and problems. The reader thread applies
+ * it (acct_apply) when it reaches that buffer, so with decoder threads working ahead the numbers
+ * and the problem list come out in file order, exactly as a single thread would produce them.
+ */
+struct acct {
+	struct ps_etl_stats st;			/* increments; max_cpu is a maximum */
+	unsigned nprob, lost;			/* lost: problems beyond ACCT_PROBLEMS (counted) */
+	struct {
+		uint64_t off;
+		char msg[240];
+	} prob[ACCT_PROBLEMS];
+};
+
+/*
+ * File-order walk of a compressed file with decoder threads: buffer i lives in slot[i % RING].
+ * Whoever finds work (a helper, or the reader waiting for its next buffer) claims the next
+ * buffer in file order under the lock (reading its 0x48-byte header there: the chain of
+ * BufferSize fields is sequential), then reads and decompresses it without the lock.
+ */
+enum { SLOT_FREE, SLOT_BUSY, SLOT_READY };
+
+struct slot {
+	struct cursor cur;
+	uint8_t *cbuf;				/* compressed bytes */
+	size_t ccap;
+	struct acct acct;
+	int state;
+	bool end;				/* the walk ends here (no buffer) */
+};
+
+struct pipe {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;			/* a slot became ready or free, or stop */
+	uint32_t gen;				/* bumped on each of those (spinning waits watch it) */
+	pthread_t helper[MAX_HELPERS];
+	unsigned nhelpers;
+	uint32_t take;				/* next buffer the reader consumes */
+	uint32_t claim;				/* next buffer to decode */
+	uint64_t scan_off;			/* file offset of buffer `claim` */
+	bool scan_done;				/* the buffer chain ended: nothing more to claim */
+	bool held;				/* the reader parses slot[(take - 1) % RING] */
+	bool stop;
+	struct slot slot[RING];
+};
+
 struct ps_etl {
 	int fd;
 	bool own_fd;
@@ -63,6 +113,9 @@ struct ps_etl {
 	uint32_t nrefs;
 	struct cursor *cpus;
 	uint32_t ncpus;
+	/* file order with decoder threads (compressed files), or NULL */
+	struct pipe *pipe;
+	struct cursor *walk;		/* file order: the buffer being parsed (&cur or a slot's) */
 };
 
 static void problem(struct ps_etl *e, uint64_t off, const char *fmt, ...)
@@ -91,6 +144,45 @@ const char *ps_etl_problem(const struct ps_etl *e, unsigned i)
 
 const struct ps_etl_logfile *ps_etl_logfile(const struct ps_etl *e) { return &e->hdr; }
 const struct ps_etl_stats *ps_etl_stats(const struct ps_etl *e) { return &e->st; }
+
+static void acct_problem(struct acct *a, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void acct_problem(struct acct *a, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (a->nprob >= ACCT_PROBLEMS) {
+		a->lost++;
+		return;
+	}
+	a->prob[a->nprob].off = off;
+	va_start(ap, fmt);
+	vsnprintf(a->prob[a->nprob].msg, sizeof(a->prob[0].msg), fmt, ap);
+	va_end(ap);
+	a->nprob++;
+}
+
+/* Adds a buffer's statistics and problems to the file's, and clears a for the next buffer. */
+static void acct_apply(struct ps_etl *e, struct acct *a)
+{
+	struct ps_etl_stats *st = &e->st;
+
+	st->bytes_read += a->st.bytes_read;
+	st->buffers += a->st.buffers;
+	st->compressed += a->st.compressed;
+	st->flag_events_lost += a->st.flag_events_lost;
+	st->flag_buffer_lost += a->st.flag_buffer_lost;
+	st->data_bytes += a->st.data_bytes;
+	if (a->st.max_cpu > st->max_cpu)
+		st->max_cpu = a->st.max_cpu;
+	st->truncated |= a->st.truncated;
+	for (unsigned i = 0; i < a->nprob; i++)
+		problem(e, a->prob[i].off, "%s", a->prob[i].msg);
+	st->problems += a->lost;
+	memset(&a->st, 0, sizeof(a->st));
+	a->nprob = a->lost = 0;
+}
 
 size_t ps_etl_utf16(const uint8_t *p, size_t len, char *out, size_t outlen)
 {
@@ -181,8 +273,9 @@ int64_t ps_etl_wall_ns(const struct ps_etl_logfile *h, int64_t ts)
  * Parses the event at b[off..end). Returns the aligned advance (> 0), 0 at the normal end of
  * data (fill, end marker, no room for a marker), or -1 for a malformed event (why says what).
  */
-static int parse_event(const uint8_t *b, uint32_t off, uint32_t end, struct ps_etl_event *ev,
-		       char *why, size_t whylen)
+static inline __attribute__((always_inline)) int
+parse_event(const uint8_t *b, uint32_t off, uint32_t end, struct ps_etl_event *ev, char *why,
+	    size_t whylen)
 {
 	uint32_t rem = end - off, hlen, size;
 	const uint8_t *p = b + off;
@@ -194,11 +287,8 @@ static int parse_event(const uint8_t *b, uint32_t off, uint32_t end, struct ps_e
 		return 0;
 	uint8_t flags = p[3], ht = p[2];
 
-	memset(ev, 0, sizeof(*ev));
-	ev->raw = p;
-	ev->buf_off = off;
-	ev->tid = ev->pid = UINT32_MAX;
-	ev->has_tid = true;
+	*ev = (struct ps_etl_event){ .raw = p, .buf_off = off, .tid = UINT32_MAX,
+				     .pid = UINT32_MAX, .has_tid = true };
 	if ((flags & 0xc0) == 0xc0) {
 		ev->htype = ht;
 		switch (ht) {
@@ -344,7 +434,7 @@ short_hdr:
 
 /* --- buffers ------------------------------------------------------------------------------- */
 
-static int read_at(struct ps_etl *e, void *dst, size_t len, uint64_t off)
+static int read_at(struct ps_etl *e, struct acct *a, void *dst, size_t len, uint64_t off)
 {
 	size_t done = 0;
 
@@ -359,7 +449,7 @@ static int read_at(struct ps_etl *e, void *dst, size_t len, uint64_t off)
 			break;
 		done += n;
 	}
-	e->st.bytes_read += done;
+	a->st.bytes_read += done;
 	return (int)done;
 }
 
@@ -378,22 +468,27 @@ static int ensure(uint8_t **mem, size_t *cap, size_t need)
 	return 0;
 }
 
-/* Reads the 0x48-byte header at off into ref. 1 ok, 0 clean end, -1 cannot continue. */
-static int read_ref(struct ps_etl *e, uint64_t off, uint32_t index, struct bufref *ref)
+/*
+ * Reads the 0x48-byte header at off into ref. 1 ok, 0 clean end, -1 cannot continue. Touches
+ * nothing in e but the fd (problems and counts go to a): decoder threads call it.
+ */
+static int read_ref(struct ps_etl *e, struct acct *a, uint64_t off, uint32_t index,
+		    struct bufref *ref)
 {
 	uint8_t h[HDR];
 	int n;
 
 	if (off >= e->st.file_size)
 		return 0;
-	n = read_at(e, h, HDR, off);
+	n = read_at(e, a, h, HDR, off);
 	if (n < 0) {
-		problem(e, off, "read error: %s", strerror(-n));
+		acct_problem(a, off, "read error: %s", strerror(-n));
 		return -1;
 	}
 	if (n < HDR) {
-		problem(e, off, "file ends inside buffer %u's header (%d of %d bytes)", index, n, HDR);
-		e->st.truncated = true;
+		acct_problem(a, off, "file ends inside buffer %u's header (%d of %d bytes)", index, n,
+			     HDR);
+		a->st.truncated = true;
 		return -1;
 	}
 	ref->off = off;
@@ -406,36 +501,40 @@ static int read_ref(struct ps_etl *e, uint64_t off, uint32_t index, struct bufre
 	if (ref->flag & 0x20)
 		ref->cpu &= 0x07ff;
 	if (ref->size < HDR || ref->size > PS_ETL_MAX_BUFFER) {
-		problem(e, off, "buffer %u: BufferSize %u is impossible (expected 0x48..0x%x); "
-			"cannot find the next buffer", index, ref->size, PS_ETL_MAX_BUFFER);
+		acct_problem(a, off, "buffer %u: BufferSize %u is impossible (expected 0x48..0x%x); "
+			     "cannot find the next buffer", index, ref->size, PS_ETL_MAX_BUFFER);
 		return -1;
 	}
 	return 1;
 }
 
-/* Loads the data of ref into c (decompressing). 1 ok, 0 skip this buffer (problem recorded). */
-static int load_buffer(struct ps_etl *e, struct cursor *c, const struct bufref *ref)
+/*
+ * Loads the data of ref into c (decompressing through *cbuf). 1 ok, 0 skip this buffer (problem
+ * recorded in a). Like read_ref, it only reads e: decoder threads call it.
+ */
+static int load_buffer(struct ps_etl *e, struct acct *a, struct cursor *c, const struct bufref *ref,
+		       uint8_t **cbuf, size_t *ccap)
 {
 	uint64_t avail = e->st.file_size - ref->off;
 	int n;
 
 	c->loaded = false;
 	c->ref = *ref;
-	e->st.buffers++;
+	a->st.buffers++;
 	if (ref->flag & PS_ETL_BUF_EVENTS_LOST)
-		e->st.flag_events_lost++;
+		a->st.flag_events_lost++;
 	if (ref->flag & PS_ETL_BUF_BUFFER_LOST)
-		e->st.flag_buffer_lost++;
-	if (ref->cpu + 1u > e->st.max_cpu)
-		e->st.max_cpu = ref->cpu + 1u;
+		a->st.flag_buffer_lost++;
+	if (ref->cpu + 1u > a->st.max_cpu)
+		a->st.max_cpu = ref->cpu + 1u;
 	if (ref->saved < HDR || ref->saved > PS_ETL_MAX_BUFFER ||
 	    (!(ref->flag & PS_ETL_BUF_COMPRESSED) && ref->saved > ref->size)) {
-		problem(e, ref->off, "buffer %u: SavedOffset 0x%x outside the buffer (BufferSize 0x%x)",
-			ref->index, ref->saved, ref->size);
+		acct_problem(a, ref->off, "buffer %u: SavedOffset 0x%x outside the buffer "
+			     "(BufferSize 0x%x)", ref->index, ref->saved, ref->size);
 		return 0;
 	}
 	if (ensure(&c->mem, &c->cap, ref->saved) < 0) {
-		problem(e, ref->off, "out of memory for a buffer of %u bytes", ref->saved);
+		acct_problem(a, ref->off, "out of memory for a buffer of %u bytes", ref->saved);
 		return 0;
 	}
 	if (ref->flag & PS_ETL_BUF_COMPRESSED) {
@@ -443,36 +542,36 @@ static int load_buffer(struct ps_etl *e, struct cursor *c, const struct bufref *
 		size_t bad = 0;
 		long got;
 
-		e->st.compressed++;
+		a->st.compressed++;
 		if (e->hdr.compression != 3 && e->hdr.compression != 0) {
-			problem(e, ref->off, "buffer %u: compression format %u is not supported (only "
-				"XPRESS, 3)", ref->index, e->hdr.compression);
+			acct_problem(a, ref->off, "buffer %u: compression format %u is not "
+				     "supported (only XPRESS, 3)", ref->index, e->hdr.compression);
 			return 0;
 		}
 		if (avail < ref->size) {
-			problem(e, ref->off, "compressed buffer %u of %u bytes cut by the end of the "
-				"file (%llu bytes left)", ref->index, ref->size,
-				(unsigned long long)avail);
-			e->st.truncated = true;
+			acct_problem(a, ref->off, "compressed buffer %u of %u bytes cut by the end "
+				     "of the file (%llu bytes left)", ref->index, ref->size,
+				     (unsigned long long)avail);
+			a->st.truncated = true;
 			return 0;
 		}
-		if (ensure(&e->cbuf, &e->ccap, ref->size) < 0)
+		if (ensure(cbuf, ccap, ref->size) < 0)
 			return 0;
-		n = read_at(e, e->cbuf, ref->size, ref->off);
+		n = read_at(e, a, *cbuf, ref->size, ref->off);
 		if (n != (int)ref->size) {
-			problem(e, ref->off, "short read of buffer %u", ref->index);
+			acct_problem(a, ref->off, "short read of buffer %u", ref->index);
 			return 0;
 		}
-		memcpy(c->mem, e->cbuf, HDR);
-		got = ps_xpress_decompress(e->cbuf + HDR, clen, c->mem + HDR, ref->saved - HDR, &bad);
+		memcpy(c->mem, *cbuf, HDR);
+		got = ps_xpress_decompress(*cbuf + HDR, clen, c->mem + HDR, ref->saved - HDR, &bad);
 		if (got < 0 || (size_t)got != ref->saved - HDR) {
 			if (got < 0)
-				problem(e, ref->off + HDR + bad, "buffer %u: XPRESS stream is corrupt "
-					"(%s)", ref->index, got == -ENOSPC ?
-					"decodes to more than SavedOffset" : "bad token");
+				acct_problem(a, ref->off + HDR + bad, "buffer %u: XPRESS stream is "
+					     "corrupt (%s)", ref->index, got == -ENOSPC ?
+					     "decodes to more than SavedOffset" : "bad token");
 			else
-				problem(e, ref->off, "buffer %u: decompressed to %ld bytes, SavedOffset "
-					"says %u", ref->index, got, ref->saved - HDR);
+				acct_problem(a, ref->off, "buffer %u: decompressed to %ld bytes, "
+					     "SavedOffset says %u", ref->index, got, ref->saved - HDR);
 			return 0;
 		}
 		c->end = ref->saved;
@@ -480,26 +579,29 @@ static int load_buffer(struct ps_etl *e, struct cursor *c, const struct bufref *
 		uint32_t want = ref->saved;
 		if (avail < want) {
 			/* Keep the complete events before the cut. */
-			problem(e, ref->off, "buffer %u cut by the end of the file: %llu of %u bytes "
-				"of data", ref->index, (unsigned long long)avail, want);
-			e->st.truncated = true;
+			acct_problem(a, ref->off, "buffer %u cut by the end of the file: %llu of %u "
+				     "bytes of data", ref->index, (unsigned long long)avail, want);
+			a->st.truncated = true;
 			want = (uint32_t)avail;
 		}
-		n = read_at(e, c->mem, want, ref->off);
+		n = read_at(e, a, c->mem, want, ref->off);
 		if (n < 0 || (uint32_t)n < want) {
-			problem(e, ref->off, "short read of buffer %u", ref->index);
+			acct_problem(a, ref->off, "short read of buffer %u", ref->index);
 			return 0;
 		}
 		c->end = want;
 	}
 	c->pos = HDR;
 	c->loaded = true;
-	e->st.data_bytes += c->end - HDR;
+	a->st.data_bytes += c->end - HDR;
 	return 1;
 }
 
-/* Next event from the loaded buffer in c; false when the buffer is exhausted. */
-static bool cursor_next(struct ps_etl *e, struct cursor *c, struct ps_etl_event *ev)
+/*
+ * Next event from the loaded buffer in c; false when the buffer is exhausted. Inlined with
+ * parse_event: `etl info` calls this per event, and the calls cost more than a small header.
+ */
+static inline __attribute__((always_inline)) bool cursor_next(struct ps_etl *e, struct cursor *c, struct ps_etl_event *ev)
 {
 	char why[200];
 
@@ -569,7 +671,8 @@ static int read_header(struct ps_etl *e, char *err, size_t errlen)
 	struct ps_etl_event ev;
 	uint8_t h[HDR];
 	char why[200];
-	int n = read_at(e, h, HDR, 0);
+	struct acct a = { 0 };	/* bytes_read restarts after the header; nothing to apply */
+	int n = read_at(e, &a, h, HDR, 0);
 
 	if (n < 0) {
 		snprintf(err, errlen, "%s: %s", e->name, strerror(-n));
@@ -602,7 +705,7 @@ static int read_header(struct ps_etl *e, char *err, size_t errlen)
 	e->hdr.header_buffer_state = ps_rd32(h + 0x2c);
 	if (ensure(&e->cur.mem, &e->cur.cap, ref.saved) < 0)
 		return -ENOMEM;
-	n = read_at(e, e->cur.mem, ref.saved, 0);
+	n = read_at(e, &a, e->cur.mem, ref.saved, 0);
 	if (n < (int)ref.saved) {
 		snprintf(err, errlen, "%s: offset 0x0: file ends inside the header buffer's data "
 			 "(%d of 0x%x bytes)", e->name, n < 0 ? 0 : n, ref.saved);
@@ -649,7 +752,10 @@ static int build_index(struct ps_etl *e)
 
 	for (uint32_t i = 0;; i++) {
 		struct bufref ref;
-		int r = read_ref(e, off, i, &ref);
+		struct acct a = { 0 };
+		int r = read_ref(e, &a, off, i, &ref);
+
+		acct_apply(e, &a);
 		if (r <= 0)
 			break;
 		if (e->nrefs == cap) {
@@ -701,8 +807,203 @@ static void cpu_advance(struct ps_etl *e, struct cursor *c)
 		}
 		if (c->qpos >= c->nq)
 			return;
-		load_buffer(e, c, &e->refs[c->q[c->qpos++]]);
+		struct acct a = { 0 };
+		load_buffer(e, &a, c, &e->refs[c->q[c->qpos++]], &e->cbuf, &e->ccap);
+		acct_apply(e, &a);
 	}
+}
+
+/* --- file order with decoder threads ------------------------------------------------------ */
+
+#define SPIN_ROUNDS 4096	/* ~100-500 us of pause: longer than decoding one 64 KiB buffer */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* A slot changed state (lock held). */
+static void pipe_signal(struct pipe *p)
+{
+	__atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&p->cond);
+}
+
+/*
+ * Waits for pipe_signal() (lock held on entry and exit). Spins first: a buffer decodes in tens of
+ * microseconds, while waking a sleeping thread on another (virtual) CPU can take as long again,
+ * and a futex round trip per buffer made the threaded walk no faster than one thread.
+ */
+static void pipe_wait(struct pipe *p)
+{
+	uint32_t g = p->gen;
+
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < SPIN_ROUNDS && __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE) == g; i++)
+		cpu_relax();
+	pthread_mutex_lock(&p->lock);
+	if (p->gen == g)
+		pthread_cond_wait(&p->cond, &p->lock);
+}
+
+/*
+ * Claims the next buffer in file order (lock held): reads its header and returns its slot, to be
+ * loaded without the lock. At the end of the chain marks the slot as the end and returns NULL.
+ */
+static struct slot *pipe_claim(struct ps_etl *e, struct pipe *p)
+{
+	struct slot *s = &p->slot[p->claim % RING];
+	int r = read_ref(e, &s->acct, p->scan_off, p->claim, &s->cur.ref);
+
+	p->claim++;
+	if (r <= 0) {
+		s->end = true;
+		s->state = SLOT_READY;
+		p->scan_done = true;
+		pipe_signal(p);
+		return NULL;
+	}
+	p->scan_off += s->cur.ref.size;
+	s->end = false;
+	s->state = SLOT_BUSY;
+	return s;
+}
+
+/* Something to decode: the chain goes on and the ring has a free slot (lock held). */
+static bool pipe_can_claim(const struct pipe *p)
+{
+	uint32_t lowest = p->take - (p->held ? 1 : 0);
+
+	return !p->scan_done && p->claim - lowest < RING;
+}
+
+/* Loads a claimed slot without the lock, then publishes it (lock held on entry and exit). */
+static void pipe_load(struct ps_etl *e, struct pipe *p, struct slot *s)
+{
+	struct bufref ref = s->cur.ref;
+
+	pthread_mutex_unlock(&p->lock);
+	load_buffer(e, &s->acct, &s->cur, &ref, &s->cbuf, &s->ccap);
+	pthread_mutex_lock(&p->lock);
+	s->state = SLOT_READY;
+	pipe_signal(p);
+}
+
+static void *pipe_helper(void *arg)
+{
+	struct ps_etl *e = arg;
+	struct pipe *p = e->pipe;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->stop && !p->scan_done) {
+		if (!pipe_can_claim(p)) {
+			pipe_wait(p);
+			continue;
+		}
+		struct slot *s = pipe_claim(e, p);
+		if (s)
+			pipe_load(e, p, s);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/*
+ * The reader's next buffer in file order: releases the one it parsed, then takes the next when
+ * it is ready, decoding buffers itself rather than waiting while there is work. Applies the
+ * buffer's statistics and problems in file order. NULL at the end of the walk.
+ */
+static struct cursor *pipe_next(struct ps_etl *e)
+{
+	struct pipe *p = e->pipe;
+	struct slot *s;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->held) {
+		p->slot[(p->take - 1) % RING].state = SLOT_FREE;
+		p->held = false;
+		pipe_signal(p);
+	}
+	for (;;) {
+		s = &p->slot[p->take % RING];
+		if (s->state == SLOT_READY)
+			break;
+		if (pipe_can_claim(p)) {
+			struct slot *c = pipe_claim(e, p);
+			if (c)
+				pipe_load(e, p, c);
+			continue;
+		}
+		pipe_wait(p);
+	}
+	p->take++;
+	p->held = true;
+	pthread_mutex_unlock(&p->lock);
+	acct_apply(e, &s->acct);
+	return s->end ? NULL : &s->cur;
+}
+
+/*
+ * Decoder threads pay off when buffers are compressed (decoding is most of the work, and buffers
+ * decode independently) and there is a second processor. POOLSCOPE_ETL_THREADS=N sets the number
+ * of helper threads (0: the reader alone, as for uncompressed files).
+ */
+static void pipe_start(struct ps_etl *e)
+{
+	const char *env = getenv("POOLSCOPE_ETL_THREADS");
+	long n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+	struct pipe *p;
+
+	if (env && *env)
+		n = strtol(env, NULL, 10);
+	if (n > MAX_HELPERS)
+		n = MAX_HELPERS;
+	if (n <= 0 || !(e->hdr.log_file_mode & PS_ETL_MODE_COMPRESSED))
+		return;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return;				/* not fatal: the reader decodes alone */
+	if (pthread_mutex_init(&p->lock, NULL)) {
+		free(p);
+		return;
+	}
+	if (pthread_cond_init(&p->cond, NULL)) {
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+		return;
+	}
+	e->pipe = p;
+	for (long i = 0; i < n; i++) {
+		if (pthread_create(&p->helper[p->nhelpers], NULL, pipe_helper, e))
+			break;			/* fewer helpers; the reader decodes what they don't */
+		p->nhelpers++;
+	}
+}
+
+static void pipe_stop(struct ps_etl *e)
+{
+	struct pipe *p = e->pipe;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pipe_signal(p);
+	pthread_mutex_unlock(&p->lock);
+	for (unsigned i = 0; i < p->nhelpers; i++)
+		pthread_join(p->helper[i], NULL);
+	for (unsigned i = 0; i < RING; i++) {
+		free(p->slot[i].cur.mem);
+		free(p->slot[i].cbuf);
+	}
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	e->pipe = NULL;
 }
 
 /* --- public -------------------------------------------------------------------------------- */
@@ -740,6 +1041,9 @@ int ps_etl_open_fd(struct ps_etl **out, int fd, const char *name, unsigned flags
 		}
 		for (uint32_t c = 0; c < e->ncpus; c++)
 			cpu_advance(e, &e->cpus[c]);
+	} else {
+		e->walk = &e->cur;
+		pipe_start(e);
 	}
 	*out = e;
 	return 0;
@@ -772,6 +1076,7 @@ void ps_etl_close(struct ps_etl *e)
 {
 	if (!e)
 		return;
+	pipe_stop(e);			/* before the fd closes: helpers read from it */
 	if (e->own_fd && e->fd >= 0)
 		close(e->fd);
 	free(e->cur.mem);
@@ -813,20 +1118,34 @@ int ps_etl_next(struct ps_etl *e, struct ps_etl_event *ev)
 		return 1;
 	}
 	for (;;) {
-		if (cursor_next(e, &e->cur, ev)) {
+		if (cursor_next(e, e->walk, ev)) {
 			e->st.events++;
 			return 1;
 		}
 		if (e->done)
 			return 0;
+		if (e->pipe) {
+			e->walk = pipe_next(e);
+			if (!e->walk) {
+				e->walk = &e->cur;	/* not loaded: the walk stays ended */
+				e->cur.loaded = false;
+				e->done = true;
+				return 0;
+			}
+			continue;
+		}
 		struct bufref ref;
-		int r = read_ref(e, e->next_off, e->next_index, &ref);
+		struct acct a = { 0 };
+		int r = read_ref(e, &a, e->next_off, e->next_index, &ref);
+		if (r > 0) {
+			e->next_off += ref.size;
+			e->next_index++;
+			load_buffer(e, &a, &e->cur, &ref, &e->cbuf, &e->ccap);
+		}
+		acct_apply(e, &a);
 		if (r <= 0) {
 			e->done = true;
 			return 0;
 		}
-		e->next_off += ref.size;
-		e->next_index++;
-		load_buffer(e, &e->cur, &ref);
 	}
 }

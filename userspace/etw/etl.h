@@ -8,6 +8,9 @@
  * whole file): in PS_ETL_ORDERED mode it indexes the buffer headers first, then merges the
  * per-processor buffer sequences by event timestamp (global time order, what pairing and stack
  * matching need); otherwise it walks the file front to back (what `etl info` needs, fastest).
+ * In file order over a compressed file, helper threads (one less than the processors, at most 3;
+ * POOLSCOPE_ETL_THREADS=N overrides, 0 = none) decompress up to 4 buffers ahead of the reader;
+ * statistics and problems still come out in file order, identical to a single-threaded walk.
  *
  * Errors keep what is sound: a bad event ends its buffer, a bad buffer is skipped when its size
  * is believable, a truncated file ends the walk. Every problem is counted and the first ones are

@@ -24,6 +24,7 @@ struct ps_etl_hist {
 	uint32_t *slot;			/* open addressing over ent indexes + 1 */
 	size_t nslot;
 	uint32_t *kidx;			/* kernel (group << 8 | type) -> ent index + 1 */
+	uint32_t recent[64];		/* non-kernel: (id, type, GUID byte) -> ent index + 1 */
 };
 
 int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev);

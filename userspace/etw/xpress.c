@@ -6,141 +6,250 @@
  * length = tok & 7) whose length escapes into a shared nibble, a byte, a u16 and a u32.
  * Every length and offset is checked against what is left, so the loop always advances through
  * the input and cannot run away.
+ *
+ * Two loops. The fast one runs while at least MARGIN bytes of input and of output are left, so
+ * nothing it reads or writes needs a bounds check except what a token says (its distance, and
+ * the length of an escaped match): it copies literal runs and short matches with fixed-size
+ * moves that overshoot into that margin (later writes replace the excess). It also takes the
+ * literal/match decision without a branch per bit: the flag bits live in a 64-bit word with a
+ * sentinel 1 below the last valid bit, so count-leading-zeros gives the length of the literal
+ * run before the next match (or before the sentinel, when the word is used up). On real relogged
+ * buffers most runs are 0-2 literals and a third of the matches have length escapes, so the
+ * branch per bit is what an LZ77 decoder mostly pays for. The careful loop finishes the last
+ * bytes one flag bit at a time, with every check, and decides how a truncated or overlong stream
+ * ends.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "common/util.h"
 #include "etw/xpress.h"
+
+/*
+ * What one fast-loop step may touch past its start: a 32-byte literal copy, then a token with
+ * every escape (2 + 1 + 1 + 2 + 4 bytes) or a 16-byte match copy.
+ */
+#define MARGIN		48
+/* The flag word when all of its 32 bits are consumed: only the sentinel is left. */
+#define FLAGS_EMPTY	(1ull << 63)
+
+static inline uint32_t rd16(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
 
 static inline uint32_t rd32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* A flag word with its sentinel: bit 63 is the next flag, bit 31 marks the end. */
+static inline uint64_t load_flags(const uint8_t *p)
+{
+	return (uint64_t)rd32(p) << 32 | 1u << 31;
+}
+
+/* Through a temporary: source and destination may overlap (a match closer than 16 bytes). */
+static inline void copy16(uint8_t *d, const uint8_t *s)
+{
+	uint8_t t[16];
+
+	memcpy(t, s, 16);
+	memcpy(d, t, 16);
+}
+
+static inline void copy8(uint8_t *d, const uint8_t *s)
+{
+	uint64_t t;
+
+	memcpy(&t, s, 8);
+	memcpy(d, &t, 8);
+}
+
+/*
+ * Copies a match of len bytes from off bytes back, with room for 16 bytes of overshoot past
+ * d + len. A match may overlap itself (off < len: a repeated pattern): each chunk reads only
+ * bytes already written, because chunks are never longer than the distance they copy from.
+ */
+static inline void copy_match(uint8_t *d, size_t off, size_t len)
+{
+	const uint8_t *src = d - off;
+	uint8_t *end = d + len;
+
+	if (off >= 16) {
+		do {
+			copy16(d, src);
+			d += 16;
+			src += 16;
+		} while (d < end);
+	} else if (off >= 8) {
+		do {
+			copy8(d, src);
+			d += 8;
+			src += 8;
+		} while (d < end);
+	} else if (off == 1) {
+		/* a run of one byte (zero fill, mostly) */
+		memset(d, *src, len);
+	} else {
+		/* short period: 8 bytes one by one, then chunks from a whole number of periods back */
+		size_t per = off * ((8 + off - 1) / off);	/* 8..14 */
+
+		for (size_t k = 0; k < 8; k++)
+			d[k] = src[k];
+		for (d += 8; d < end; d += 8)
+			copy8(d, d - per);
+	}
+}
+
+/* The same without overshoot, for a match that ends within 16 bytes of the output's end. */
+static void copy_exact(uint8_t *d, size_t off, size_t len)
+{
+	const uint8_t *src = d - off;
+
+	for (size_t k = 0; k < len; k++)
+		d[k] = src[k];
+}
+
 long ps_xpress_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t cap,
 			  size_t *bad_off)
 {
-	size_t ip = 0, op = 0, nibble_pos = 0;
-	int have_nibble = 0;
-	uint32_t flags = 0;
-	int nflags = 0;
+	const uint8_t *ip = in, *in_end = in + inlen, *tok_at, *nibble = NULL;
+	uint8_t *op = out, *out_end = out + cap;
+	uint64_t flags = FLAGS_EMPTY;
+	size_t off, len;
 
-	for (;;) {
-		/*
-		 * Fast path: with 64 bytes of input and 64 of output room ahead, a literal run (at
-		 * most 32) or a match without a length escape needs no check but the distance.
-		 * Fixed-size copies overshoot into that room; later writes replace the excess.
-		 */
-		if (nflags && inlen - ip >= 64 && cap - op >= 64) {
-			nflags--;
-			if (!(flags & (1u << nflags))) {
-				uint32_t rest = flags << (31 - nflags);
-				size_t run = rest ? (size_t)__builtin_clz(rest) : (size_t)nflags + 1;
-				if (run > (size_t)nflags + 1)
-					run = (size_t)nflags + 1;
-				memcpy(out + op, in + ip, 32);
-				op += run;
-				ip += run;
-				nflags -= (int)run - 1;
-				continue;
+	if (inlen > MARGIN && cap > MARGIN) {
+		const uint8_t *in_fast = in_end - MARGIN;
+		uint8_t *out_fast = out_end - MARGIN;
+
+		while (ip <= in_fast && op <= out_fast) {
+			if (flags == FLAGS_EMPTY) {
+				flags = load_flags(ip);
+				ip += 4;
+				continue;	/* margins again: the flag word used 4 of them */
 			}
-			uint32_t tok = (uint32_t)in[ip] | (uint32_t)in[ip + 1] << 8;
-			if ((tok & 7) != 7) {
-				size_t off = (tok >> 3) + 1, len = (tok & 7) + 3;
-				if (off > op)
-					goto corrupt;
-				uint8_t *d = out + op;
-				const uint8_t *src = d - off;
-				if (off >= 16) {
-					memcpy(d, src, 16);
-				} else if (off >= 8) {
-					memcpy(d, src, 8);
-					memcpy(d + 8, src + 8, 8);
+			/* the literals before the next 1 bit: 0..32, copied blindly */
+			unsigned run = (unsigned)__builtin_clzll(flags);
+
+			copy16(op, ip);
+			copy16(op + 16, ip + 16);
+			op += run;
+			ip += run;
+			flags <<= run;
+			if (flags == FLAGS_EMPTY)
+				continue;
+			flags <<= 1;		/* the match bit */
+			tok_at = ip;
+			uint32_t tok = rd16(ip);
+			ip += 2;
+			off = (tok >> 3) + 1;
+			len = tok & 7;
+			if (len == 7) {
+				/* a length escape: nibble, byte, u16, u32, all inside the margin */
+				if (!nibble) {
+					nibble = ip++;
+					len = *nibble & 15;
 				} else {
-					for (size_t k = 0; k < len; k++)
-						d[k] = src[k];
+					len = *nibble >> 4;
+					nibble = NULL;
 				}
-				ip += 2;
+				if (len == 15) {
+					len = *ip++;
+					if (len == 255) {
+						len = rd16(ip);
+						ip += 2;
+						if (len == 0) {
+							len = rd32(ip);
+							ip += 4;
+						}
+						if (len < 15 + 7)
+							goto corrupt_tok;
+						len -= 15 + 7;
+					}
+					len += 15;
+				}
+				len += 7 + 3;
+				if (off > (size_t)(op - out))
+					goto corrupt_tok;
+				if (len > (size_t)(out_end - op))
+					goto nospace;
+				if (len + 16 <= (size_t)(out_end - op))
+					copy_match(op, off, len);
+				else
+					copy_exact(op, off, len);
 				op += len;
 				continue;
 			}
-			nflags++;		/* a length escape: the general path below */
+			len += 3;
+			if (off > (size_t)(op - out))
+				goto corrupt_tok;
+			if (off >= len)
+				copy16(op, op - off);	/* one move: the source is all behind */
+			else
+				copy_match(op, off, len);
+			op += len;
 		}
-		if (nflags == 0) {
-			if (ip >= inlen)
+	}
+
+	/* The last bytes: one flag bit at a time, every read and write checked. */
+	for (;;) {
+		if (flags == FLAGS_EMPTY) {
+			if (ip >= in_end)
 				break;			/* stream ends on a flag-word boundary */
-			if (inlen - ip < 4)
+			if (in_end - ip < 4)
 				goto corrupt;
-			flags = rd32(in + ip);
+			flags = load_flags(ip);
 			ip += 4;
-			nflags = 32;
 		}
-		nflags--;
-		if (!(flags & (1u << nflags))) {
-			/*
-			 * A run of literals: the 0 bits below this one say how many follow (the
-			 * flag word's remaining bits, counted from the top).
-			 */
-			uint32_t rest = flags << (31 - nflags);	/* this bit at the top */
-			size_t run = rest ? (size_t)__builtin_clz(rest) : (size_t)nflags + 1;
-			if (run > (size_t)nflags + 1)
-				run = (size_t)nflags + 1;
-			if (ip >= inlen)
+		bool match = flags >> 63;
+
+		flags <<= 1;
+		if (!match) {
+			if (ip >= in_end)
 				break;			/* end of stream */
-			if (run > inlen - ip)
-				run = inlen - ip;
-			if (run > cap - op) {
-				if (op >= cap)
-					goto nospace;
-				run = cap - op;
-			}
-			memcpy(out + op, in + ip, run);
-			op += run;
-			ip += run;
-			nflags -= (int)run - 1;
+			if (op >= out_end)
+				goto nospace;
+			*op++ = *ip++;
 			continue;
 		}
-		if (ip >= inlen)
+		if (ip >= in_end)
 			break;				/* trailing 1 bits pad the last flag word */
-		if (inlen - ip < 2)
+		if (in_end - ip < 2)
 			goto corrupt;
-		uint32_t tok = (uint32_t)in[ip] | (uint32_t)in[ip + 1] << 8;
-		size_t tok_off = ip;
+		tok_at = ip;
+		uint32_t tok = rd16(ip);
 		ip += 2;
-		size_t off = (tok >> 3) + 1;
-		size_t len = tok & 7;
-
+		off = (tok >> 3) + 1;
+		len = tok & 7;
 		if (len == 7) {
-			if (!have_nibble) {
-				if (ip >= inlen)
+			if (!nibble) {
+				if (ip >= in_end)
 					goto corrupt;
-				nibble_pos = ip++;
-				len = in[nibble_pos] & 15;
-				have_nibble = 1;
+				nibble = ip++;
+				len = *nibble & 15;
 			} else {
-				len = in[nibble_pos] >> 4;
-				have_nibble = 0;
+				len = *nibble >> 4;
+				nibble = NULL;
 			}
 			if (len == 15) {
-				if (ip >= inlen)
+				if (ip >= in_end)
 					goto corrupt;
-				len = in[ip++];
+				len = *ip++;
 				if (len == 255) {
-					if (inlen - ip < 2)
+					if (in_end - ip < 2)
 						goto corrupt;
-					len = (size_t)in[ip] | (size_t)in[ip + 1] << 8;
+					len = rd16(ip);
 					ip += 2;
 					if (len == 0) {
-						if (inlen - ip < 4)
+						if (in_end - ip < 4)
 							goto corrupt;
-						len = rd32(in + ip);
+						len = rd32(ip);
 						ip += 4;
 					}
-					if (len < 15 + 7) {
-						ip = tok_off;
-						goto corrupt;
-					}
+					if (len < 15 + 7)
+						goto corrupt_tok;
 					len -= 15 + 7;
 				}
 				len += 15;
@@ -148,56 +257,25 @@ long ps_xpress_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t 
 			len += 7;
 		}
 		len += 3;
-		if (off > op) {
-			ip = tok_off;
-			goto corrupt;
-		}
-		if (len > cap - op)
+		if (off > (size_t)(op - out))
+			goto corrupt_tok;
+		if (len > (size_t)(out_end - op))
 			goto nospace;
-		/*
-		 * Overlapping copy is the point (runs). With room for 16 bytes of overshoot,
-		 * chunks no longer than the distance are exact: each reads bytes already written.
-		 */
-		uint8_t *d = out + op;
-		const uint8_t *src = d - off;
+		if (len + 16 <= (size_t)(out_end - op))
+			copy_match(op, off, len);
+		else
+			copy_exact(op, off, len);
 		op += len;
-		if (__builtin_expect(cap - (op - len) >= len + 16, 1)) {
-			uint8_t *end = d + len;
-			if (off >= 16) {
-				do {
-					memcpy(d, src, 16);
-					d += 16;
-					src += 16;
-				} while (d < end);
-			} else if (off >= 8) {
-				do {
-					memcpy(d, src, 8);
-					d += 8;
-					src += 8;
-				} while (d < end);
-			} else {
-				/* short period: bytes until the copy is 8 behind, then chunks */
-				size_t k = 0;
-				for (; k < 8 && k < len; k++)
-					d[k] = src[k];
-				if (k < len) {
-					size_t per = off * ((8 + off - 1) / off);	/* >= 8 */
-					for (d += k; d < end; d += 8)
-						memcpy(d, d - per, 8);
-				}
-			}
-		} else {
-			for (size_t i = 0; i < len; i++)
-				d[i] = src[i];
-		}
 	}
-	return (long)op;
+	return (long)(op - out);
+corrupt_tok:
+	ip = tok_at;
 corrupt:
 	if (bad_off)
-		*bad_off = ip;
+		*bad_off = (size_t)(ip - in);
 	return -PS_ERR__CORRUPT;
 nospace:
 	if (bad_off)
-		*bad_off = ip;
+		*bad_off = (size_t)(ip - in);
 	return -ENOSPC;
 }

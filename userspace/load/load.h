@@ -111,6 +111,11 @@ struct ps_load_job {
 	uint64_t seed;
 };
 
+/*
+ * Loads libsmbclient (dlopen) once per process; the SMB functions below need it. On failure
+ * returns -ENOENT with one line naming the library and its package in msg.
+ */
+int ps_load_smb_init(char *msg, size_t len);
 /* Opens the target once (in a child for SMB) to learn its size; message in msg. */
 int ps_load_smb_probe(const struct ps_load_opts *o, uint64_t *size, char *msg, size_t len);
 int ps_load_local_probe(const struct ps_load_opts *o, uint64_t *size, char *msg, size_t len);

@@ -180,6 +180,14 @@ static int probe(struct ps_load_opts *o, struct ps_load_ctl *ctl, char *msg, siz
 
 	if (!o->smb)
 		return ps_load_local_probe(o, &ctl->file_size, msg, len);
+	/*
+	 * Load the library in the parent, before any fork: the probe child and every slot inherit
+	 * the mapping instead of each paying for the ~100 Samba libraries again. Loading runs only
+	 * constructors, so the parent stays as clean as when the library was linked.
+	 */
+	ret = ps_load_smb_init(msg, len);
+	if (ret)
+		return ret;
 	/* libsmbclient keeps global state: probe in a child so the slots fork from a clean parent */
 	s->state = PS_SLOT_STARTING;
 	pid = fork_child();

@@ -3,17 +3,98 @@
  * The SMB engine: one libsmbclient context per process, one IO in flight per context (the sync
  * API blocks in each call). lseek on an SMBCFILE only sets the client's offset, so each IO is one
  * SMB2 READ/WRITE round trip.
+ *
+ * libsmbclient is loaded with dlopen() on the first SMB run, not linked: it pulls in about a
+ * hundred Samba libraries whose loading and relocation cost ~25 ms at every process start, and
+ * every other command (etl info, report, ...) would pay it for nothing.
  */
 #include "load/load.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libsmbclient.h>
+
+#include "common/util.h"
+
+#ifndef SMBCLIENT_SONAME
+#define SMBCLIENT_SONAME "libsmbclient.so.0"	/* -D only to test the missing-library path */
+#endif
+
+/*
+ * The smbc_* entry points this file uses, resolved by name. typeof() keeps each pointer's type
+ * the header's prototype, so a call through the table is checked like a direct call.
+ */
+static struct {
+	typeof(&smbc_new_context) new_context;
+	typeof(&smbc_free_context) free_context;
+	typeof(&smbc_init_context) init_context;
+	typeof(&smbc_set_context) set_context;
+	typeof(&smbc_setDebug) setDebug;
+	typeof(&smbc_setFunctionAuthDataWithContext) setFunctionAuthDataWithContext;
+	typeof(&smbc_setOptionUseKerberos) setOptionUseKerberos;
+	typeof(&smbc_setOptionFallbackAfterKerberos) setOptionFallbackAfterKerberos;
+	typeof(&smbc_setOptionNoAutoAnonymousLogin) setOptionNoAutoAnonymousLogin;
+	typeof(&smbc_setTimeout) setTimeout;
+	typeof(&smbc_getFunctionOpen) getFunctionOpen;
+	typeof(&smbc_getFunctionFstat) getFunctionFstat;
+	typeof(&smbc_getFunctionClose) getFunctionClose;
+	typeof(&smbc_getFunctionLseek) getFunctionLseek;
+	typeof(&smbc_getFunctionRead) getFunctionRead;
+	typeof(&smbc_getFunctionWrite) getFunctionWrite;
+} smb;
+
+#define SMB_SYM(f) { "smbc_" #f, offsetof(typeof(smb), f) }
+static const struct {
+	const char *name;
+	size_t off;
+} smb_syms[] = {
+	SMB_SYM(new_context), SMB_SYM(free_context), SMB_SYM(init_context), SMB_SYM(set_context),
+	SMB_SYM(setDebug), SMB_SYM(setFunctionAuthDataWithContext),
+	SMB_SYM(setOptionUseKerberos), SMB_SYM(setOptionFallbackAfterKerberos),
+	SMB_SYM(setOptionNoAutoAnonymousLogin), SMB_SYM(setTimeout),
+	SMB_SYM(getFunctionOpen), SMB_SYM(getFunctionFstat), SMB_SYM(getFunctionClose),
+	SMB_SYM(getFunctionLseek), SMB_SYM(getFunctionRead), SMB_SYM(getFunctionWrite),
+};
+
+int ps_load_smb_init(char *msg, size_t len)
+{
+	static void *lib;
+	void *h;
+
+	if (lib)
+		return 0;
+	/*
+	 * RTLD_NOW: a library too old for one of our symbols fails here, in one line, not in the
+	 * middle of a run. RTLD_LOCAL: nothing else in the process should bind to Samba symbols.
+	 */
+	h = dlopen(SMBCLIENT_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(msg, len, "SMB needs %s, which cannot be loaded (install the package "
+			 "libsmbclient): %s", SMBCLIENT_SONAME, dlerror());
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(smb_syms); i++) {
+		void *f = dlsym(h, smb_syms[i].name);
+
+		if (!f) {
+			snprintf(msg, len, "SMB needs %s from %s, which this version lacks (install "
+				 "a newer libsmbclient package)", smb_syms[i].name, SMBCLIENT_SONAME);
+			memset(&smb, 0, sizeof(smb));
+			dlclose(h);
+			return -ENOENT;
+		}
+		memcpy((char *)&smb + smb_syms[i].off, &f, sizeof(f));
+	}
+	lib = h;
+	return 0;
+}
 
 static const struct ps_load_opts *auth_opts;
 
@@ -30,23 +111,23 @@ static void auth_fn(SMBCCTX *c, const char *srv, const char *shr, char *wg, int 
 
 static SMBCCTX *new_ctx(const struct ps_load_opts *o)
 {
-	SMBCCTX *ctx = smbc_new_context();
+	SMBCCTX *ctx = smb.new_context();
 
 	if (!ctx)
 		return NULL;
 	auth_opts = o;
-	smbc_setDebug(ctx, 0);
-	smbc_setFunctionAuthDataWithContext(ctx, auth_fn);
-	smbc_setOptionUseKerberos(ctx, false);
-	smbc_setOptionFallbackAfterKerberos(ctx, true);
+	smb.setDebug(ctx, 0);
+	smb.setFunctionAuthDataWithContext(ctx, auth_fn);
+	smb.setOptionUseKerberos(ctx, false);
+	smb.setOptionFallbackAfterKerberos(ctx, true);
 	/* a wrong password must fail, not fall back to an anonymous session */
-	smbc_setOptionNoAutoAnonymousLogin(ctx, o->user[0] != '\0');
-	smbc_setTimeout(ctx, (int)o->timeout_ms);
-	if (!smbc_init_context(ctx)) {
-		smbc_free_context(ctx, 1);
+	smb.setOptionNoAutoAnonymousLogin(ctx, o->user[0] != '\0');
+	smb.setTimeout(ctx, (int)o->timeout_ms);
+	if (!smb.init_context(ctx)) {
+		smb.free_context(ctx, 1);
 		return NULL;
 	}
-	smbc_set_context(ctx);
+	smb.set_context(ctx);
 	return ctx;
 }
 
@@ -94,27 +175,27 @@ int ps_load_smb_probe(const struct ps_load_opts *o, uint64_t *size, char *msg, s
 		snprintf(msg, len, "cannot initialise libsmbclient: %s", strerror(errno));
 		return -ENOMEM;
 	}
-	f = smbc_getFunctionOpen(ctx)(ctx, o->target, O_RDONLY, 0);
+	f = smb.getFunctionOpen(ctx)(ctx, o->target, O_RDONLY, 0);
 	if (!f) {
 		err = errno ? errno : EIO;
 		open_error(o, err, msg, len);
-		smbc_free_context(ctx, 1);
+		smb.free_context(ctx, 1);
 		return -err;
 	}
-	if (smbc_getFunctionFstat(ctx)(ctx, f, &st) < 0) {
+	if (smb.getFunctionFstat(ctx)(ctx, f, &st) < 0) {
 		err = errno ? errno : EIO;
 		snprintf(msg, len, "%s: fstat: %s", o->target, strerror(err));
-		smbc_free_context(ctx, 1);
+		smb.free_context(ctx, 1);
 		return -err;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		snprintf(msg, len, "%s: is a directory, expected a file", o->target);
-		smbc_free_context(ctx, 1);
+		smb.free_context(ctx, 1);
 		return -EISDIR;
 	}
 	*size = (uint64_t)st.st_size;
-	smbc_getFunctionClose(ctx)(ctx, f);
-	smbc_free_context(ctx, 1);
+	smb.getFunctionClose(ctx)(ctx, f);
+	smb.free_context(ctx, 1);
 	return 0;
 }
 
@@ -146,7 +227,7 @@ int ps_load_smb_slot(const struct ps_load_job *j)
 		ps_load_slot_fail(slot, -errno, "cannot initialise libsmbclient: %s", strerror(errno));
 		return 1;
 	}
-	f = smbc_getFunctionOpen(ctx)(ctx, o->target, writes ? O_RDWR : O_RDONLY, 0);
+	f = smb.getFunctionOpen(ctx)(ctx, o->target, writes ? O_RDWR : O_RDONLY, 0);
 	if (!f) {
 		int err = errno ? errno : EIO;
 
@@ -154,9 +235,9 @@ int ps_load_smb_slot(const struct ps_load_job *j)
 		ps_load_slot_fail(slot, -err, "%s", msg);
 		return 1;
 	}
-	seek = smbc_getFunctionLseek(ctx);
-	rd = smbc_getFunctionRead(ctx);
-	wr = smbc_getFunctionWrite(ctx);
+	seek = smb.getFunctionLseek(ctx);
+	rd = smb.getFunctionRead(ctx);
+	wr = smb.getFunctionWrite(ctx);
 	ps_offset_gen_init(&g, j->seed, j->span, j->pat->bs, j->pat->random,
 			   (j->span / j->pat->bs) / (j->ctl->nslots ? j->ctl->nslots : 1) * j->slot);
 	__atomic_store_n(&slot->state, PS_SLOT_READY, __ATOMIC_RELEASE);
@@ -181,8 +262,8 @@ int ps_load_smb_slot(const struct ps_load_job *j)
 	}
 	ps_load_flush(j->ctl, &b, ps_load_now_ns());
 out:
-	smbc_getFunctionClose(ctx)(ctx, f);
-	smbc_free_context(ctx, 1);
+	smb.getFunctionClose(ctx)(ctx, f);
+	smb.free_context(ctx, 1);
 	free(buf);
 	return 0;
 }
