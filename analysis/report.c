@@ -390,11 +390,16 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 				 w->a.confidence);
 			lb[79] = '\0';
 			fprintf(f, "%s\n", lb);
+			if (w->a.split[0]) {
+				snprintf(lb, sizeof(lb), "  by stack: %s", w->a.split);
+				lb[79] = '\0';
+				fprintf(f, "%s\n", lb);
+			}
 			if (w->slab.unconfirmed) {
 				ps_fmt_bytes(b1, sizeof(b1), (double)w->slab.slab_growth, true);
 				ps_fmt_bytes(b2, sizeof(b2), (double)w->slab.tracked_growth, true);
-				snprintf(lb, sizeof(lb), "  slabinfo %s %s vs tracked %s: frees untraced "
-					 "(kfree_rcu/bulk)?", w->slab.cache, b1, b2);
+				snprintf(lb, sizeof(lb), "  slabinfo %s %s of tracked %s: untraced frees?",
+					 w->slab.cache, b1, b2);
 				lb[79] = '\0';
 				fprintf(f, "%s\n", lb);
 			}
