@@ -32,13 +32,24 @@ const volatile __u32 stack_sample = 64;		/* stack on 1 in N sampled slab allocs;
 const volatile __u32 page_shift = 12;
 const volatile __u32 class_slot_bits = PS_CLASS_SLOT_BITS;	/* slots = 2^bits (map size) */
 const volatile __u32 thread_size = 16384;	/* THREAD_SIZE of this kernel (task stack size) */
+/*
+ * Kernels before 6.13 have no bpf_get_kmem_cache(): kmalloc classes are then keyed by size and
+ * every kmalloc object is tracked in the pointer map so that kfree() finds its class (exact,
+ * but a map insert and delete per kmalloc/kfree). The loader sets this; a test can force it.
+ */
+const volatile __u8 no_kfunc;
+const volatile __u32 kmalloc_max = 8192;	/* KMALLOC_MAX_CACHE_SIZE (2 pages) */
+/* The gfp bits kmalloc_type() looks at; the loader reads them from BTF (an anonymous enum of
+ * ___GFP_*_BIT since 6.10, which CO-RE cannot name), these are the values of the old defines. */
+const volatile __u32 gfp_dma = 0x01, gfp_reclaimable = 0x10, gfp_account = 0x400000;
 const volatile __u8 filter_on;
 const volatile __u8 filter_comm_on;
 const volatile __u32 filter_tgid;
 const volatile __u64 filter_cgid;
 const volatile char filter_comm[16];
 
-extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym;
+/* Weak: unresolved on kernels without it, where no_kfunc keeps the call unreachable. */
+extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -123,7 +134,7 @@ static __always_inline __u64 cache_id(const struct kmem_cache *s, unsigned long 
 
 	if (bpf_core_field_exists(s->random)) {
 		v = s->random;
-		if (v > 64)
+		if (v >= PS_CLASS_KMSIZE_END)	/* never one of the small synthetic keys */
 			return v;
 	}
 	if (argi >= 0)
@@ -212,6 +223,20 @@ static __always_inline __u64 reclaim_account_bit(void)
 	if (bpf_core_enum_value_exists(enum _slab_flag_bits, _SLAB_RECLAIM_ACCOUNT))
 		return 1ull << bpf_core_enum_value(enum _slab_flag_bits, _SLAB_RECLAIM_ACCOUNT);
 	return 0x00020000ull;
+}
+
+/* The size class of a kmalloc without the kfunc: which kmalloc-* cache kmalloc_type() picks. */
+static __always_inline __u64 kmalloc_size_class(__u64 bytes, __u32 gfp)
+{
+	__u64 type = PS_KMT_NORMAL;
+
+	if (gfp & gfp_dma)
+		type = PS_KMT_DMA;
+	else if (gfp & gfp_reclaimable)
+		type = PS_KMT_RECLAIM;
+	else if (gfp & gfp_account)
+		type = PS_KMT_CGROUP;
+	return PS_CLASS_KMSIZE_BASE + (type << 14) + (bytes & 0x3fff);
 }
 
 static __noinline void cache_info_add(__u64 cls, const struct kmem_cache *s)
@@ -434,6 +459,33 @@ static __noinline __u64 untrack(__u64 addr, struct ps_class_val *cv, __u64 known
 	return copy.bytes ? copy.bytes : 1;
 }
 
+/*
+ * kfree() without the kfunc: only the pointer map knows the object (every kmalloc object, and
+ * the sampled slab objects); its class is the one recorded at allocation. An object not found
+ * was allocated before the start, or is an unsampled kmem_cache object freed with kfree():
+ * counted, charged to no class.
+ */
+static __noinline void untrack_class(__u64 addr)
+{
+	struct ps_ptr_val *pv = bpf_map_lookup_elem(&ptrs, &addr);
+	struct ps_class_val *cv;
+	struct ps_ptr_val copy;
+
+	if (!pv) {
+		count(PS_C_NO_KMEM_CACHE);
+		return;
+	}
+	count(PS_C_SAMPLED_FREES);
+	copy = *pv;
+	bpf_map_delete_elem(&ptrs, &addr);
+	tag_free(&copy, false);
+	cv = class_find(copy.tag.cls);
+	if (cv) {
+		cv->frees++;
+		cv->free_bytes += copy.bytes;
+	}
+}
+
 static __always_inline void class_alloc(struct ps_class_val *cv, __u64 bytes)
 {
 	if (cv) {
@@ -514,11 +566,18 @@ int BPF_PROG(kmalloc, unsigned long call_site, const void *ptr, size_t bytes_req
 		count(PS_C_FILTERED);
 		return 0;
 	}
-	s = bpf_get_kmem_cache(addr);
-	if (!s) {
+	s = no_kfunc ? NULL : bpf_get_kmem_cache(addr);
+	if (!s && (!no_kfunc || bytes_alloc > kmalloc_max)) {
 		/* Large kmalloc: backed by pages; rare, so always tracked (exact). */
 		class_alloc(class_get(PS_CLASS_KMALLOC_LARGE, NULL), bytes_alloc);
 		track(ctx, addr, PS_CLASS_KMALLOC_LARGE, call_site, PS_K_KMALLOC_LARGE, bytes_alloc, -1);
+		return 0;
+	}
+	if (no_kfunc) {
+		/* Every object tracked: kfree() finds its class only through the pointer map. */
+		cls = kmalloc_size_class(bytes_alloc, gfp);
+		class_alloc(class_get(cls, NULL), bytes_alloc);
+		track(ctx, addr, cls, call_site, PS_K_KMALLOC, bytes_alloc, -1);
 		return 0;
 	}
 	cls = cache_id(s, ctx, -1);
@@ -538,6 +597,10 @@ int BPF_PROG(kfree, unsigned long call_site, const void *ptr)
 	count(PS_C_EV_KFREE);
 	if (addr < 4096) {	/* NULL and ZERO_SIZE_PTR: nothing was freed */
 		count(PS_C_KFREE_NULL);
+		return 0;
+	}
+	if (no_kfunc) {
+		untrack_class(addr);
 		return 0;
 	}
 	s = bpf_get_kmem_cache(addr);

@@ -40,6 +40,16 @@
 #define PS_CLASS_UNKNOWN_SLAB	3ull	/* kfree of a pointer bpf_get_kmem_cache() does not know */
 #define PS_CLASS_PAGE_BASE	16ull	/* + order, 16..26 */
 #define PS_MAX_ORDER		11
+/*
+ * kmalloc classes by size, for kernels without bpf_get_kmem_cache() (< 6.13): base +
+ * (type << 14) + bytes_alloc, type as the kernel's kmalloc_type() picks the cache.
+ */
+#define PS_CLASS_KMSIZE_BASE	0x1000ull
+#define PS_CLASS_KMSIZE_END	(PS_CLASS_KMSIZE_BASE + (4ull << 14))
+#define PS_KMT_NORMAL		0	/* kmalloc-N    */
+#define PS_KMT_CGROUP		1	/* kmalloc-cg-N (__GFP_ACCOUNT) */
+#define PS_KMT_RECLAIM		2	/* kmalloc-rcl-N (__GFP_RECLAIMABLE) */
+#define PS_KMT_DMA		3	/* dma-kmalloc-N (__GFP_DMA) */
 
 /* ps_tag_key.site for pages when no stack id could be taken (stack error). */
 #define PS_SITE_NOSTACK		0ull

@@ -41,10 +41,14 @@ static void usage(FILE *f)
 "                         tracking of those objects)\n"
 "      --pid P            count only allocations by process P\n"
 "      --cgroup PATH      count only allocations by tasks in cgroup PATH (v2)\n"
-"      --map-size M=N,... BPF map sizes: tags (65536), ptrs (262144),\n"
-"                         stacks (32768), stack-counts (65536), classes (4096),\n"
-"                         class-slots (1024, a power of two)\n"
+"      --map-size M=N,... BPF map sizes: tags (65536), ptrs (262144; 1048576\n"
+"                         without the kfunc), "
+"stacks (32768), stack-counts (65536),\n"
+"                         classes (4096), "
+"class-slots (1024, a power of two)\n"
 "      --empty-probes     attach empty programs only (benchmark floor)\n"
+"      --no-kfunc         do without bpf_get_kmem_cache() as on kernels before 6.13\n"
+"                         (kmalloc classes by size, every kmalloc object tracked)\n"
 "  -q, --quiet            no live status line\n"
 "  -h, --help             this text\n"
 "\n"
@@ -158,13 +162,14 @@ static int cmd_record(int argc, char **argv)
 		{ "cgroup", required_argument, NULL, 5 },
 		{ "map-size", required_argument, NULL, 6 },
 		{ "empty-probes", no_argument, NULL, 7 },
+		{ "no-kfunc", no_argument, NULL, 8 },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct ps_record_opts o = {
 		.interval_ns = 1000000000ull, .site_sample = 16, .stack_sample = 16,
-		.map_tags = 65536, .map_ptrs = 262144, .map_stacks = 32768,
+		.map_tags = 65536, .map_ptrs = 0, .map_stacks = 32768,
 		.map_stack_counts = 65536, .map_classes = 4096,
 		.map_class_slots = 1024,
 	};
@@ -234,6 +239,7 @@ static int cmd_record(int argc, char **argv)
 			}
 			break;
 		case 7: o.empty_probes = true; break;
+		case 8: o.no_kfunc = true; break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return PS_EXIT_OK;
 		default: usage(stderr); return PS_EXIT_USAGE;

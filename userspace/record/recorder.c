@@ -148,6 +148,8 @@ struct rec {
 	char wl_path[64];
 	struct ps_workload_shm wl_prev;
 	bool disabled[ARRAY_SIZE(progs)];
+	bool no_kfunc;			/* kmalloc classes by size, all kmalloc objects tracked */
+	uint32_t map_ptrs;		/* effective size of the pointer map */
 	char *err;
 	size_t errlen;
 };
@@ -278,6 +280,22 @@ static uint64_t page_site(struct rec *r, int32_t stackid, bool *backing)
 
 /* --- classes --------------------------------------------------------------------------- */
 
+/*
+ * The kmalloc cache a size class stands for, named as /proc/slabinfo names it (mm/slab_common.c
+ * kmalloc_info[]: sizes below 1 KiB in bytes, then in k; prefixes by kmalloc type).
+ */
+static void kmsize_name(uint64_t cls, char *buf, size_t len)
+{
+	static const char *const pre[] = { "kmalloc-", "kmalloc-cg-", "kmalloc-rcl-",
+					   "dma-kmalloc-" };
+	uint64_t v = cls - PS_CLASS_KMSIZE_BASE, size = v & 0x3fff;
+
+	if (size >= 1024 && !(size & 1023))
+		snprintf(buf, len, "%s%lluk", pre[(v >> 14) & 3], (unsigned long long)size >> 10);
+	else
+		snprintf(buf, len, "%s%llu", pre[(v >> 14) & 3], (unsigned long long)size);
+}
+
 static struct cls_info *class_info(struct rec *r, uint64_t cls)
 {
 	struct cls_info *ci = ps_htab_get(&r->classes, &cls);
@@ -295,6 +313,10 @@ static struct cls_info *class_info(struct rec *r, uint64_t cls)
 	} else if (cls >= PS_CLASS_PAGE_BASE && cls <= PS_CLASS_PAGE_BASE + PS_MAX_ORDER) {
 		snprintf(ci->name, sizeof(ci->name), "page-order-%llu",
 			 (unsigned long long)(cls - PS_CLASS_PAGE_BASE));
+	} else if (cls >= PS_CLASS_KMSIZE_BASE && cls < PS_CLASS_KMSIZE_END) {
+		kmsize_name(cls, ci->name, sizeof(ci->name));
+		if (((cls - PS_CLASS_KMSIZE_BASE) >> 14) == PS_KMT_RECLAIM)
+			ci->flags = PS_CACHE_F_RECLAIM;
 	} else if (!bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.cache_info), &cls, &kci)) {
 		kci.name[sizeof(kci.name) - 1] = 0;
 		ps_strlcpy(ci->name, (char *)kci.name, sizeof(ci->name));
@@ -495,6 +517,8 @@ static struct utag *make_utag(struct rec *r, const struct ps_tag_key *k)
 			u->tag.site_module = u->site_module;
 	}
 	u->scale = r->scale;
+	if (k->kind == PS_K_KMALLOC && r->no_kfunc)
+		u->scale = 1;	/* every kmalloc object is tracked: exact counts */
 	if (k->kind == PS_K_PAGE && !backing && func &&
 	    has_prefix(func, page_cache_fns, ARRAY_SIZE(page_cache_fns))) {
 		u->tag.pool = "reclaimable";
@@ -911,7 +935,7 @@ static int set_meta(struct rec *r)
 	       (int64_t)r->o->stack_sample * (int64_t)r->scale : 0);
 	META_I("page_stack_sample_rate", (int64_t)r->scale);
 	META_I("map.tags", r->o->map_tags);
-	META_I("map.ptrs", r->o->map_ptrs);
+	META_I("map.ptrs", r->map_ptrs);
 	META_I("map.stacks", r->o->map_stacks);
 	META_I("map.stack_counts", r->o->map_stack_counts);
 	META_I("map.classes", r->o->map_classes);
@@ -933,6 +957,8 @@ static int set_meta(struct rec *r)
 	META("disabled_tracepoints", buf);
 	if (r->o->empty_probes)
 		META("empty_probes", "1");
+	else
+		META("kmalloc_tracking", r->no_kfunc ? "pointer-map" : "kmem-cache-kfunc");
 	/* Merged cache groups, for a reader who wants to show the candidates. */
 	for (size_t i = 0; r->sn && i < r->sn->n && !e; i++) {
 		const char *g = r->sn->a[i].group;
@@ -958,6 +984,36 @@ static int set_meta(struct rec *r)
 static bool btf_has(const struct btf *btf, const char *name, int kind)
 {
 	return btf && btf__find_by_name_kind(btf, name, kind) >= 0;
+}
+
+/* The value of enumerator name in any enum of btf (anonymous ones too); false if none. */
+static bool btf_enumerator(const struct btf *btf, const char *name, long long *val)
+{
+	uint32_t n = btf__type_cnt(btf);
+
+	for (uint32_t id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_enum *e;
+
+		if (!btf_is_enum(t))
+			continue;
+		e = btf_enum(t);
+		for (uint16_t i = 0; i < btf_vlen(t); i++) {
+			if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name)) {
+				*val = e[i].val;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* A gfp flag: 1 << its ___GFP_*_BIT enumerator (6.10+), else the old define's value. */
+static uint32_t gfp_flag(const struct btf *btf, const char *bit_name, uint32_t old)
+{
+	long long bit;
+
+	return btf_enumerator(btf, bit_name, &bit) && bit >= 0 && bit < 32 ? 1u << bit : old;
 }
 
 static int cgroup_id(const char *path, uint64_t *id)
@@ -1025,12 +1081,12 @@ static int load(struct rec *r)
 	btf = btf__load_vmlinux_btf();
 	if (!btf)
 		return fail(r, -PS_ERR__NOBTF, "/sys/kernel/btf/vmlinux", NULL);
-	if (!btf_has(btf, "bpf_get_kmem_cache", BTF_KIND_FUNC)) {
-		btf__free(btf);
-		snprintf(r->err, r->errlen, "this kernel has no bpf_get_kmem_cache() kfunc "
-			 "(Linux 6.13+ needed to find the cache of a kfree'd pointer)");
-		return -ENOTSUP;
-	}
+	r->no_kfunc = o->no_kfunc || !btf_has(btf, "bpf_get_kmem_cache", BTF_KIND_FUNC);
+	if (r->no_kfunc && !o->no_kfunc)
+		fprintf(stderr, "poolscope record: warning: this kernel has no bpf_get_kmem_cache() "
+			"kfunc (6.13+): kmalloc classes are keyed by size and every kmalloc object is "
+			"tracked in the pointer map (exact, costlier)\n");
+	r->map_ptrs = o->map_ptrs ? o->map_ptrs : r->no_kfunc ? 1048576 : 262144;
 	r->skel = kmem_bpf__open();
 	if (!r->skel) {
 		btf__free(btf);
@@ -1040,6 +1096,11 @@ static int load(struct rec *r)
 	r->skel->rodata->stack_sample = o->stack_sample;
 	r->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
 	r->skel->rodata->thread_size = task_stack_size(btf);
+	r->skel->rodata->no_kfunc = r->no_kfunc;
+	r->skel->rodata->kmalloc_max = 2 * (uint32_t)sysconf(_SC_PAGESIZE);
+	r->skel->rodata->gfp_dma = gfp_flag(btf, "___GFP_DMA_BIT", 0x01);
+	r->skel->rodata->gfp_reclaimable = gfp_flag(btf, "___GFP_RECLAIMABLE_BIT", 0x10);
+	r->skel->rodata->gfp_account = gfp_flag(btf, "___GFP_ACCOUNT_BIT", 0x400000);
 	if (o->comm || o->pid || o->cgroup) {
 		r->skel->rodata->filter_on = 1;
 		if (o->comm) {
@@ -1059,7 +1120,7 @@ static int load(struct rec *r)
 		}
 	}
 	bpf_map__set_max_entries(r->skel->maps.tags, o->map_tags);
-	bpf_map__set_max_entries(r->skel->maps.ptrs, o->map_ptrs);
+	bpf_map__set_max_entries(r->skel->maps.ptrs, r->map_ptrs);
 	bpf_map__set_max_entries(r->skel->maps.stacks, o->map_stacks);
 	bpf_map__set_max_entries(r->skel->maps.stack_counts, o->map_stack_counts);
 	bpf_map__set_max_entries(r->skel->maps.classes, o->map_classes);

@@ -23,9 +23,10 @@ struct ps_record_opts {
 	const char *comm;
 	int pid;
 	const char *cgroup;
-	uint32_t map_tags, map_ptrs, map_stacks, map_stack_counts, map_classes;
+	uint32_t map_tags, map_ptrs, map_stacks, map_stack_counts, map_classes;	/* ptrs 0: auto */
 	uint32_t map_class_slots;		/* power of two */
 	bool empty_probes;		/* benchmark floor: attach empty programs, count nothing */
+	bool no_kfunc;			/* act as on a kernel without bpf_get_kmem_cache() */
 	bool status;			/* live status line on stderr */
 	char **cmd;			/* NULL or argv of the command to run */
 	const char *cmdline;		/* our own command line, for meta */

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Live: N eventfds held open (evleak: one kmalloc'd eventfd_ctx each in do_eventfd, freed by
+# kfree on close), recorded twice: with the bpf_get_kmem_cache() kfunc (6.13+, the default
+# here) and with --no-kfunc, the fallback of older kernels (kmalloc classes keyed by size,
+# every kmalloc object in the pointer map). Both: tracked growth of kmalloc-64 within 5% of
+# /proc/slabinfo, the do_eventfd tag (sampled with the kfunc, exact without), and everything
+# back to the baseline after release.
+set -u
+. "$(dirname "$0")/lib/record_common.sh"
+ps_need_root
+
+N=${PS_EVLEAK_N:-15000}
+tmp=$(mktemp -d /tmp/ps-rec-kmalloc.XXXXXX)
+LEAK_PID=
+cleanup() {
+	[ -n "$LEAK_PID" ] && kill "$LEAK_PID" 2>/dev/null && wait "$LEAK_PID" 2>/dev/null
+	ps_stop_recorder >/dev/null 2>&1
+	[ -n "${PS_KEEP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+cache=kmalloc-64
+
+for mode in kfunc no-kfunc; do
+	db=$tmp/$mode.db
+	extra=()
+	[ $mode = no-kfunc ] && extra=(--no-kfunc)
+	ps_start_recorder "$db" --interval 500ms "${extra[@]}" || exit 1
+	sleep 1
+	ps_shrink $cache
+	base=$(proc_active $cache)
+	A=$(ps_next_idx "$db") || exit 1
+	"$PS_LIVE_BIN/evleak" "$N" 30 > "$tmp/leak.out" &
+	LEAK_PID=$!
+	for i in $(seq 1 300); do grep -q ready "$tmp/leak.out" && break; sleep 0.1; done
+	grep -q "ready $N" "$tmp/leak.out" || { echo "FAIL: evleak not ready: $(cat "$tmp/leak.out")"; exit 1; }
+	sleep 0.3
+	ps_shrink $cache
+	B=$(ps_next_idx "$db") || exit 1
+	kill -TERM "$LEAK_PID"; wait "$LEAK_PID"; LEAK_PID=
+	sleep 0.5
+	ps_wait_released $((N / 100)) $cache=$base
+	C=$(ps_next_idx "$db") || exit 1
+	ps_stop_recorder || { echo "FAIL: recorder exit status"; cat "$db.err"; exit 1; }
+	tracking=$(q "$db" "SELECT value FROM meta WHERE key = 'kmalloc_tracking'")
+	echo "[$mode] kmalloc tracking: $tracking; intervals: baseline $A, held $B, released $C"
+	want=kmem-cache-kfunc; [ $mode = no-kfunc ] && want=pointer-map
+	check "[$mode] meta kmalloc_tracking = $want" test "$tracking" = "$want"
+
+	tr=$(( $(class_live "$db" $cache $B) - $(class_live "$db" $cache $A) ))
+	sl=$(( $(slab_active "$db" $cache $B) - $(slab_active "$db" $cache $A) ))
+	trc=$(( $(class_live "$db" $cache $C) - $(class_live "$db" $cache $A) ))
+	echo "[$mode] $cache: tracked +$tr slabinfo +$sl (held); tracked $trc after release"
+	check "[$mode] $cache tracked growth within 5% of slabinfo" within $tr $sl 5 $((N * 9 / 10))
+	check "[$mode] $cache tracked back near baseline" test $(( trc < 0 ? -trc : trc )) -le $((N / 20))
+
+	w="t.kind = 'kmalloc' AND t.cache = '$cache' AND t.site_sym LIKE 'do_eventfd+%'"
+	g=$(( $(tag_sum "$db" live_objs "$w" $B) - $(tag_sum "$db" live_objs "$w" $A) ))
+	gc=$(( $(tag_sum "$db" live_objs "$w" $C) - $(tag_sum "$db" live_objs "$w" $A) ))
+	echo "[$mode] tag $cache@do_eventfd: +$g held, $gc after release"
+	if [ $mode = no-kfunc ]; then
+		check "[$mode] tag exact: +$N" test "$g" = "$N"
+		check "[$mode] tag back to 0" test "$gc" = 0
+	else
+		check "[$mode] tag within 25% of $N (address-hash sample)" within $g $N 25 $((N / 2))
+		check "[$mode] tag back near 0" test $(( gc < 0 ? -gc : gc )) -le $((N / 8))
+	fi
+done
+echo "$fails failure(s)"
+[ $fails = 0 ]
