@@ -386,10 +386,22 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 				lb[28] = '\0';
 			fprintf(f, "%-28s %-7.7s %9.9s %9.9s %9.9s %4.2f %5.2f\n", lb,
 				w->ts->tag.kind, b1, b2, b3, w->g.r2, w->g.score);
-			snprintf(lb, sizeof(lb), "  %s: %s, conf %.2f", cls, w->a.evidence,
-				 w->a.confidence);
-			lb[79] = '\0';
-			fprintf(f, "%s\n", lb);
+			/*
+			 * 79 columns: a long evidence loses its "(rule N)", then its last words,
+			 * never the confidence after it, and is never cut inside a symbol
+			 */
+			snprintf(lb, sizeof(lb), "  %s: %s", cls, w->a.evidence);
+			if (strlen(lb) > 79 - 11 && strstr(lb, " (rule "))
+				*strstr(lb, " (rule ") = '\0';
+			if (strlen(lb) > 79 - 11) {
+				char *sp, cut = lb[79 - 11];
+
+				lb[79 - 11] = '\0';
+				sp = strrchr(lb + 2, ' ');
+				if (cut != ' ' && sp)
+					*sp = '\0';
+			}
+			fprintf(f, "%s, conf %.2f\n", lb, w->a.confidence);
 			if (w->a.split[0]) {
 				snprintf(lb, sizeof(lb), "  by stack: %s", w->a.split);
 				lb[79] = '\0';
@@ -436,6 +448,10 @@ int ps_report_print_paths(FILE *f, const struct ps_report *rep, enum ps_fmt fmt)
 	for (size_t i = 0; i < rep->nrows; i++) {
 		const char *c = rep->rows[i].a.cls, *slash = strchr(c, '/');
 		size_t k;
+
+		/* their bytes are not summed below: their class alone would print an empty row */
+		if (rep->rows[i].ts->tag.flags & PS_TAG_F_SLAB_BACKING)
+			continue;
 
 		for (int lvl = 0; lvl < 2; lvl++) {
 			char nm[48];

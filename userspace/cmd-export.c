@@ -81,8 +81,11 @@ static int cmd_export(int argc, char **argv)
 					snprintf(b, sizeof(b), "%.*s", plus ? (int)(plus - fr->sym) :
 						 (int)strlen(fr->sym), fr->sym);
 					put_clean(b);
+				} else if (fr->module) {
+					printf("%s+0x%" PRIx64, fr->module, fr->off);
 				} else {
-					printf("%s+0x%" PRIx64, fr->module ? fr->module : "?", fr->off);
+					/* in no known image: the offset means nothing, the address does */
+					printf("0x%" PRIx64, fr->addr);
 				}
 				putchar(';');
 			}

@@ -167,6 +167,19 @@ static int cmd_report(int argc, char **argv)
 		rc = PS_EXIT_FAIL;
 		goto out;
 	}
+	/* a recorder stopped before its first interval leaves a valid trace with nothing to rank */
+	if (!run->nintervals) {
+		fprintf(stderr, "poolscope report: %s: no intervals (the recording ended before the "
+			"first one)\n", argv[optind]);
+		rc = PS_EXIT_FAIL;
+		goto out;
+	}
+	if (from > run->intervals[run->nintervals - 1].t_ns) {
+		fprintf(stderr, "poolscope report: %s: --from is after the end of the trace "
+			"(%.3f s)\n", argv[optind], run->intervals[run->nintervals - 1].t_ns / 1e9);
+		rc = PS_EXIT_FAIL;
+		goto out;
+	}
 	rc = ps_report_build(&rep, run, rs, from, to);
 	if (rc) {
 		fprintf(stderr, "poolscope report: %s: %s\n", argv[optind],
