@@ -314,6 +314,10 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 			json_str(f, t->site_sym);
 			fprintf(f, ",\"module\":");
 			json_str(f, t->site_module);
+			fprintf(f, ",\"pool\":");
+			json_str(f, t->pool);
+			fprintf(f, ",\"owner\":");
+			json_str(f, t->owner);
 			fprintf(f, ",\"start_bytes\":%" PRId64 ",\"end_bytes\":%" PRId64
 				",\"growth_bytes\":%" PRId64 ",\"rate_bps\":%.3f,\"r2\":%.4f,"
 				"\"grew_share\":%.4f,\"late_ratio\":%.4f,\"leak_score\":%.4f,"
@@ -468,6 +472,28 @@ int ps_report_print_paths(FILE *f, const struct ps_report *rep, enum ps_fmt fmt)
 			if (k == nn && nn < ARRAY_SIZE(names))
 				ps_strlcpy(names[nn++], nm, sizeof(names[0]));
 		}
+	}
+	/*
+	 * Each sub-class right after its parent (the order rows first named them can put
+	 * file-services/smb-server after other, where the indentation would file it under other).
+	 * Stable: parents keep their order of first appearance, children theirs.
+	 */
+	{
+		char sorted[ARRAY_SIZE(names)][48];
+		size_t ns = 0;
+
+		for (size_t p = 0; p < nn; p++) {
+			size_t plen = strlen(names[p]);
+
+			if (strchr(names[p], '/'))
+				continue;
+			ps_strlcpy(sorted[ns++], names[p], sizeof(sorted[0]));
+			for (size_t c = 0; c < nn; c++)
+				if (!strncmp(names[c], names[p], plen) && names[c][plen] == '/')
+					ps_strlcpy(sorted[ns++], names[c], sizeof(sorted[0]));
+		}
+		memcpy(names, sorted, ns * sizeof(sorted[0]));
+		nn = ns;
 	}
 	if (fmt == PS_FMT_CSV)
 		fprintf(f, "path,start_bytes,end_bytes,growth_bytes,rate_bps,r2,leak_score\n");

@@ -142,6 +142,8 @@ static int cmd_diff(int argc, char **argv)
 		printf("%-34s %10.10s %10.10s %.22s\n", lb, s1, s2, w->a.cls);
 		shown++;
 	}
+	if (!shown)
+		printf("(none)\n");
 	printf("\nper path (A then B):\n");
 	ps_report_print_paths(stdout, &a, PS_FMT_TEXT);
 	ps_report_print_paths(stdout, &b, PS_FMT_TEXT);

@@ -94,7 +94,7 @@ static int cmd_report(int argc, char **argv)
 			char *end;
 
 			top = strtol(optarg, &end, 10);
-			if (*end || top < 0) {
+			if (!*optarg || *end || top < 0) {
 				fprintf(stderr, "poolscope report: --top: expected a number >= 0, "
 					"got '%s'\n", optarg);
 				return PS_EXIT_USAGE;
