@@ -217,6 +217,6 @@ clean:
 	rm -rf $(O) .output
 
 help:
-	@sed -n '3,30p' Makefile
+	@sed -n '3,31p' Makefile
 
 -include $(shell find $(O) -path $(O)/san -prune -o -name '*.d' -print 2>/dev/null)
