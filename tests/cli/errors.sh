@@ -5,7 +5,7 @@
 # (userspace/poolscope.h). Runs on the fixtures of $O/tests/mkfixtures (missing, text,
 # foreign SQLite and interval-less files). No root; tests/run.sh runs it in the unit part.
 set -u
-cd "${PS_SRCDIR:-.}"
+cd "${PS_SRCDIR:-$(dirname "$0")/../..}" || exit 1
 O=${O:-.output}
 POOLSCOPE=${POOLSCOPE:-$O/poolscope}
 FIXGEN=${PS_FIXGEN:-$(dirname "$POOLSCOPE")/tests/mkfixtures}

@@ -11,7 +11,7 @@
 # Besides the byte comparison, hand-computed numbers are checked in the expected files
 # themselves (see "hand" below), so a regenerated file with wrong numbers still fails.
 set -u
-cd "${PS_SRCDIR:-.}"
+cd "${PS_SRCDIR:-$(dirname "$0")/../..}" || exit 1
 O=${O:-.output}
 POOLSCOPE=${POOLSCOPE:-$O/poolscope}
 FIXGEN=${PS_FIXGEN:-$(dirname "$POOLSCOPE")/tests/mkfixtures}
