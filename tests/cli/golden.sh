@@ -118,7 +118,7 @@ tag_has report_linux.json "$leak" "\"growth_bytes\":$((29 * 8192 * 256)),\"track
 # maple_node: tags 64 KiB/s, slabinfo 64 x 256 B/s: a quarter confirmed, score 1 x 0.25
 tag_has report_linux.json maple_node "\"growth_bytes\":$((29 * 64 * 256)),\"tracked_growth_bytes\":$((29 * 64 * 1024)),\"confirmed_share\":0.2500,\"unconfirmed\":true" maple-unconfirmed
 tag_has report_linux.json maple_node '"leak_score":0.2500' maple-score-scaled
-has report_linux.txt "  slabinfo maple_node +464 KiB vs tracked +1.81 MiB: untraced frees?" maple-text
+has report_linux.txt "  slabinfo maple_node +464 KiB of tracked +1.81 MiB: untraced frees?" maple-text
 # page cache: a perfect line, but reclaimable: score halved, flagged (R)
 tag_has report_linux.json order-0@filemap_alloc_folio_noprof+0x2e '"leak_score":0.5000' pagecache-halved
 has report_linux.txt "  file-services/filesystem (R): site filemap_alloc_folio_noprof+0x2e, conf 0.80" pagecache-text
