@@ -23,6 +23,9 @@
 #   userspace/win/            poolscope-win.exe (mingw-w64)
 #   analysis/                 pure C analysis over a loaded trace
 #   tests/unit/*_test.c       one test binary each, linked against the core library
+#   tests/cli/*.sh            CLI tests without root (golden outputs on fixture traces), run in
+#                             the unit part against both builds; exit 77 = skip
+#   tests/fixtures/           mkfixtures.c (the fixture traces) and expected/ (golden outputs)
 #   tests/live/*.sh           live tests (root, BTF); exit 77 = skip with a reason
 #
 # Targets: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help
@@ -92,6 +95,8 @@ BPF_OBJS  := $(BPF_SRCS:%.bpf.c=$(O)/%.bpf.o)
 SKELS     := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(BPF_SRCS))
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(O)/tests/%)
 LIVE_BINS := $(LIVE_PROGS:tests/live/progs/%.c=$(O)/tests/live/%)
+# Writes the fixture traces of tests/cli and tests/live/plot.sh with this tree's trace library.
+FIXGEN    := $(O)/tests/mkfixtures
 CORE_LIB  := $(O)/libpscore.a
 POOLSCOPE := $(O)/poolscope
 
@@ -100,7 +105,7 @@ POOLSCOPE := $(O)/poolscope
 .SECONDARY:
 .PHONY: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help check-deps
 
-all: $(POOLSCOPE) $(TEST_BINS) $(LIVE_BINS)
+all: $(POOLSCOPE) $(TEST_BINS) $(LIVE_BINS) $(FIXGEN)
 
 # --- BPF ----------------------------------------------------------------------------------------
 $(O)/bpf/%.bpf.o: bpf/%.bpf.c
@@ -131,6 +136,11 @@ $(POOLSCOPE): $(BIN_OBJS) $(CORE_LIB)
 	$(Q)$(CC) $(SANLD) -o $@ $(BIN_OBJS) $(CORE_LIB) $(LDLIBS_BPF) $(LDLIBS_LOAD) $(LDLIBS_CORE)
 
 $(O)/tests/%_test: $(O)/tests/unit/%_test.o $(O)/tests/unit/harness.o $(CORE_LIB)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SANLD) -o $@ $^ $(LDLIBS_CORE)
+
+$(FIXGEN): $(O)/tests/fixtures/mkfixtures.o $(CORE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SANLD) -o $@ $^ $(LDLIBS_CORE)
@@ -207,6 +217,6 @@ clean:
 	rm -rf $(O) .output
 
 help:
-	@sed -n '3,30p' Makefile
+	@sed -n '3,31p' Makefile
 
 -include $(shell find $(O) -path $(O)/san -prune -o -name '*.d' -print 2>/dev/null)

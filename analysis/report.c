@@ -314,6 +314,10 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 			json_str(f, t->site_sym);
 			fprintf(f, ",\"module\":");
 			json_str(f, t->site_module);
+			fprintf(f, ",\"pool\":");
+			json_str(f, t->pool);
+			fprintf(f, ",\"owner\":");
+			json_str(f, t->owner);
 			fprintf(f, ",\"start_bytes\":%" PRId64 ",\"end_bytes\":%" PRId64
 				",\"growth_bytes\":%" PRId64 ",\"rate_bps\":%.3f,\"r2\":%.4f,"
 				"\"grew_share\":%.4f,\"late_ratio\":%.4f,\"leak_score\":%.4f,"
@@ -386,10 +390,22 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 				lb[28] = '\0';
 			fprintf(f, "%-28s %-7.7s %9.9s %9.9s %9.9s %4.2f %5.2f\n", lb,
 				w->ts->tag.kind, b1, b2, b3, w->g.r2, w->g.score);
-			snprintf(lb, sizeof(lb), "  %s: %s, conf %.2f", cls, w->a.evidence,
-				 w->a.confidence);
-			lb[79] = '\0';
-			fprintf(f, "%s\n", lb);
+			/*
+			 * 79 columns: a long evidence loses its "(rule N)", then its last words,
+			 * never the confidence after it, and is never cut inside a symbol
+			 */
+			snprintf(lb, sizeof(lb), "  %s: %s", cls, w->a.evidence);
+			if (strlen(lb) > 79 - 11 && strstr(lb, " (rule "))
+				*strstr(lb, " (rule ") = '\0';
+			if (strlen(lb) > 79 - 11) {
+				char *sp, cut = lb[79 - 11];
+
+				lb[79 - 11] = '\0';
+				sp = strrchr(lb + 2, ' ');
+				if (cut != ' ' && sp)
+					*sp = '\0';
+			}
+			fprintf(f, "%s, conf %.2f\n", lb, w->a.confidence);
 			if (w->a.split[0]) {
 				snprintf(lb, sizeof(lb), "  by stack: %s", w->a.split);
 				lb[79] = '\0';
@@ -437,6 +453,10 @@ int ps_report_print_paths(FILE *f, const struct ps_report *rep, enum ps_fmt fmt)
 		const char *c = rep->rows[i].a.cls, *slash = strchr(c, '/');
 		size_t k;
 
+		/* their bytes are not summed below: their class alone would print an empty row */
+		if (rep->rows[i].ts->tag.flags & PS_TAG_F_SLAB_BACKING)
+			continue;
+
 		for (int lvl = 0; lvl < 2; lvl++) {
 			char nm[48];
 
@@ -452,6 +472,28 @@ int ps_report_print_paths(FILE *f, const struct ps_report *rep, enum ps_fmt fmt)
 			if (k == nn && nn < ARRAY_SIZE(names))
 				ps_strlcpy(names[nn++], nm, sizeof(names[0]));
 		}
+	}
+	/*
+	 * Each sub-class right after its parent (the order rows first named them can put
+	 * file-services/smb-server after other, where the indentation would file it under other).
+	 * Stable: parents keep their order of first appearance, children theirs.
+	 */
+	{
+		char sorted[ARRAY_SIZE(names)][48];
+		size_t ns = 0;
+
+		for (size_t p = 0; p < nn; p++) {
+			size_t plen = strlen(names[p]);
+
+			if (strchr(names[p], '/'))
+				continue;
+			ps_strlcpy(sorted[ns++], names[p], sizeof(sorted[0]));
+			for (size_t c = 0; c < nn; c++)
+				if (!strncmp(names[c], names[p], plen) && names[c][plen] == '/')
+					ps_strlcpy(sorted[ns++], names[c], sizeof(sorted[0]));
+		}
+		memcpy(names, sorted, ns * sizeof(sorted[0]));
+		nn = ns;
 	}
 	if (fmt == PS_FMT_CSV)
 		fprintf(f, "path,start_bytes,end_bytes,growth_bytes,rate_bps,r2,leak_score\n");

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# poolscope test runner: unit tests (normal and ASan/UBSan builds) and live tests (root, BTF).
+# poolscope test runner: unit tests and CLI tests (normal and ASan/UBSan builds, no root) and
+# live tests (root, BTF).
 #   tests/run.sh [--unit|--live] [FILTER]
+# The unit part runs tests/unit/*_test binaries and tests/cli/*.sh (the real CLI on fixture
+# traces: golden outputs, error cases) once per build; the live part runs tests/live/*.sh.
 # Prints one line per test and ends with "N passed, N failed, N skipped".
 set -u
 O=${O:-.output}
@@ -11,11 +14,18 @@ export PS_SRCDIR=$(pwd)
 pass=0 fail=0 skip=0
 failed_names=()
 
-count_unit() { # $1 = label, $2 = binary
-	local label=$1 bin=$2 line out
-	out=$("$bin" 2>&1)
+# Runs a command that prints "ok NAME", "FAIL NAME: why" or "skip NAME: why" per test and
+# counts each line; exit 77 without such lines = the whole command skipped.
+count_unit() { # $1 = label, $2... = command
+	local label=$1 line out
+	shift
+	out=$("$@" 2>&1)
 	local rc=$?
 	local seen=0
+	if [ $rc = 77 ] && ! grep -q '^\(ok\|FAIL\) ' <<< "$out"; then
+		skip=$((skip+1)); echo "skip $label: $(grep -i 'skip' <<< "$out" | tail -1)"
+		return
+	fi
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "*) pass=$((pass+1)); seen=1; echo "ok   $label/${line#ok }";;
@@ -38,6 +48,16 @@ if [ $mode != live ]; then
 			name=$(basename "$bin")
 			[ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
 			count_unit "${variant:-unit}:${name%_test}" "$bin"
+		done
+		# the CLI of the same build; the SAN=1 one only when it was built
+		[ -n "$variant" ] && [ ! -x "$O/$variant/poolscope" ] && continue
+		for t in tests/cli/*.sh; do
+			[ -f "$t" ] || continue
+			name=$(basename "$t" .sh)
+			[ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
+			count_unit "${variant:+$variant-}cli:$name" env \
+				POOLSCOPE="$(cd "$O" && pwd)/${variant:+$variant/}poolscope" \
+				timeout --kill-after=10 "${PS_CLI_TIMEOUT:-300}" bash "$t"
 		done
 	done
 fi

@@ -66,14 +66,23 @@ static int cmd_diff(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "r:n:h", opts, NULL)) != -1) {
 		if (c == 'r')
 			rules_path = optarg;
-		else if (c == 'n')
-			top = atol(optarg);
-		else {
+		else if (c == 'n') {
+			char *end;
+
+			top = strtol(optarg, &end, 10);
+			if (!*optarg || *end || top < 0) {
+				fprintf(stderr, "poolscope diff: --top: expected a number >= 0, "
+					"got '%s'\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+		} else {
 			FILE *f = c == 'h' ? stdout : stderr;
 
 			fprintf(f, "usage: poolscope diff A B [--rules FILE] [--top N]\n"
 				"Tags growing in B but not in A (growth per second, or per IO when both\n"
 				"runs have workload counters), then per-path totals side by side.\n"
+				"  -n, --top N       list N tags (default 15, 0 = all)\n"
+				"  -r, --rules FILE  attribution rules (default analysis/rules/default.rules)\n"
 				"EXAMPLES\n  poolscope diff local.db remote.db\n");
 			return c == 'h' ? PS_EXIT_OK : PS_EXIT_USAGE;
 		}
@@ -95,8 +104,13 @@ static int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "poolscope diff: %s\n", err);
 		goto out;
 	}
+	if (!ra->nintervals || !rb->nintervals) {
+		fprintf(stderr, "poolscope diff: %s: no intervals (the recording ended before the "
+			"first one)\n", argv[ra->nintervals ? optind + 1 : optind]);
+		goto out;
+	}
 	if (ps_report_build(&a, ra, rs, 0, UINT64_MAX) || ps_report_build(&b, rb, rs, 0, UINT64_MAX)) {
-		fprintf(stderr, "poolscope diff: a trace has no intervals\n");
+		fprintf(stderr, "poolscope diff: out of memory\n");
 		goto out;
 	}
 	per_io = ra->has_workload && rb->has_workload && run_ios(ra) && run_ios(rb);
@@ -105,7 +119,8 @@ static int cmd_diff(int argc, char **argv)
 	printf("growth per %s: A %s, B %s\n", per_io ? "IO" : "second", argv[optind],
 	       argv[optind + 1]);
 	printf("%-34s %10s %10s %s\n", "TAG (growing in B, not in A)", "A", "B", "CLASS");
-	for (size_t i = 0; i < b.nrows && shown < top; i++) {
+	/* --top 0 lists every tag, as in report */
+	for (size_t i = 0; i < b.nrows && (!top || shown < top); i++) {
 		const struct ps_report_row *w = &b.rows[i];
 		double ga = 0, gb = w->g.growth / nb;
 
@@ -127,6 +142,8 @@ static int cmd_diff(int argc, char **argv)
 		printf("%-34s %10.10s %10.10s %.22s\n", lb, s1, s2, w->a.cls);
 		shown++;
 	}
+	if (!shown)
+		printf("(none)\n");
 	printf("\nper path (A then B):\n");
 	ps_report_print_paths(stdout, &a, PS_FMT_TEXT);
 	ps_report_print_paths(stdout, &b, PS_FMT_TEXT);

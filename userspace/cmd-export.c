@@ -42,6 +42,11 @@ static int cmd_export(int argc, char **argv)
 	int c, mode = 0;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if ((c == 'F' && mode == 2) || (c == 'c' && mode == 1)) {
+			/* one output a run: the second would silently win */
+			fprintf(stderr, "poolscope export: --folded and --csv exclude each other\n");
+			return PS_EXIT_USAGE;
+		}
 		if (c == 'F') {
 			mode = 1;
 		} else if (c == 'c') {
@@ -81,8 +86,11 @@ static int cmd_export(int argc, char **argv)
 					snprintf(b, sizeof(b), "%.*s", plus ? (int)(plus - fr->sym) :
 						 (int)strlen(fr->sym), fr->sym);
 					put_clean(b);
+				} else if (fr->module) {
+					printf("%s+0x%" PRIx64, fr->module, fr->off);
 				} else {
-					printf("%s+0x%" PRIx64, fr->module ? fr->module : "?", fr->off);
+					/* in no known image: the offset means nothing, the address does */
+					printf("0x%" PRIx64, fr->addr);
 				}
 				putchar(';');
 			}

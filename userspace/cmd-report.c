@@ -94,7 +94,7 @@ static int cmd_report(int argc, char **argv)
 			char *end;
 
 			top = strtol(optarg, &end, 10);
-			if (*end || top < 0) {
+			if (!*optarg || *end || top < 0) {
 				fprintf(stderr, "poolscope report: --top: expected a number >= 0, "
 					"got '%s'\n", optarg);
 				return PS_EXIT_USAGE;
@@ -164,6 +164,19 @@ static int cmd_report(int argc, char **argv)
 	rc = ps_run_load(&run, argv[optind], err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "poolscope report: %s\n", err[0] ? err : ps_strerror(rc));
+		rc = PS_EXIT_FAIL;
+		goto out;
+	}
+	/* a recorder stopped before its first interval leaves a valid trace with nothing to rank */
+	if (!run->nintervals) {
+		fprintf(stderr, "poolscope report: %s: no intervals (the recording ended before the "
+			"first one)\n", argv[optind]);
+		rc = PS_EXIT_FAIL;
+		goto out;
+	}
+	if (from > run->intervals[run->nintervals - 1].t_ns) {
+		fprintf(stderr, "poolscope report: %s: --from is after the end of the trace "
+			"(%.3f s)\n", argv[optind], run->intervals[run->nintervals - 1].t_ns / 1e9);
 		rc = PS_EXIT_FAIL;
 		goto out;
 	}

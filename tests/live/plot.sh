@@ -1,22 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# poolscope plot renders PNG and SVG from fixture traces (built now with this tree's trace
-# library: tests/fixtures/mkplotfix.c): a leaking Linux run with workload rows, a Windows pool
-# run, and the two-run comparison. Checks: valid PNG header and size, non-trivial file size,
-# SVG well-formed with the legend naming tags, SUnreclaim/NonPagedPool and IOPS; and the errors
-# (bad extension, not a trace, missing gnuplot).
+# poolscope plot renders PNG and SVG from fixture traces (written now with this tree's trace
+# library by $O/tests/mkfixtures, tests/fixtures/mkfixtures.c): a leaking Linux run with workload
+# rows, an ETL-like Windows pool run, and the two-run comparison. Checks: valid PNG header and
+# size, non-trivial file size, SVG well-formed with the legend naming tags, SUnreclaim/
+# NonPagedPool and IOPS; and the errors (bad extension, not a trace, missing gnuplot).
 set -u
 cd "${PS_SRCDIR:-.}"
 O=${O:-.output}
 d=$(mktemp -d /tmp/ps-plot.XXXXXX)
 trap 'rm -rf "$d"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-LIB=$(dirname "$POOLSCOPE")/libpscore.a
-[ -f "$LIB" ] || fail "$LIB missing"
-cc -std=gnu11 -D_GNU_SOURCE -I. -Iuserspace -o "$d/mk" tests/fixtures/mkplotfix.c "$LIB" -lsqlite3 -lm \
-	-fsanitize=address,undefined 2>/dev/null || cc -std=gnu11 -D_GNU_SOURCE -I. -Iuserspace -o "$d/mk" \
-	tests/fixtures/mkplotfix.c "$LIB" -lsqlite3 -lm || fail "build fixture generator"
-"$d/mk" "$d" || fail "fixtures"
+# make all builds the generator next to the binary (the SAN=1 one under $O/san)
+FIXGEN=${PS_FIXGEN:-$(dirname "$POOLSCOPE")/tests/mkfixtures}
+[ -x "$FIXGEN" ] || fail "$FIXGEN missing (make all builds it)"
+"$FIXGEN" "$d" || fail "fixtures"
 check_png() {
 	[ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$1: not a PNG"
 	w=$(od -An -tu1 -j16 -N8 "$1" | awk '{print $3*256+$4, $7*256+$8}')
@@ -37,7 +35,7 @@ check_png "$d/linux.png"
 "$POOLSCOPE" plot "$d/linux.db" -o "$d/linux.svg" || fail "linux svg"
 check_svg "$d/linux.svg" "kmalloc-256 &lt;- smb2_read" "other (4 tags)" "SUnreclaim growth" "IOPS (workload)" "live bytes (MiB)"
 "$POOLSCOPE" plot "$d/windows.db" -o "$d/win.svg" --top 3 || fail "windows svg"
-check_svg "$d/win.svg" "LSbf" "NonPagedPool (meminfo)" "other (9 tags)"
+check_svg "$d/win.svg" "LSbf" "NonPagedPool growth (meminfo)" "other (6 tags)"
 grep -q 'IOPS (workload)' "$d/win.svg" && fail "windows plot has an IOPS line without workload rows"
 "$POOLSCOPE" plot "$d/windows.db" -o "$d/win.png" || fail "windows png"
 check_png "$d/win.png"

@@ -351,6 +351,11 @@ TEST(slabinfo_cross_check)
 	sd = ps_run_add_slab(r, "pool_workqueue", 512);
 	if (!ASSERT_TRUE(k && d && sk && sd, "series"))
 		return;
+	/* each add may move the array: the first pointers are stale after the second add */
+	k = &r->tags[0];
+	d = &r->tags[1];
+	sk = &r->slab[0];
+	sd = &r->slab[1];
 	for (uint32_t i = 0; i < 10; i++) {
 		r->intervals[i].t_ns = (i + 1) * 1000000000ull;
 		k->s[i].live_bytes = (int64_t)i * 8192 * 256 / 9;	/* 0 .. 2 MiB */

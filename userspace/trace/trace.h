@@ -212,7 +212,11 @@ struct ps_run {
 int ps_run_load(struct ps_run **out, const char *path, char *err, size_t errlen);
 void ps_run_free(struct ps_run *r);
 
-/* In-memory construction (tests, converters): an empty run with n intervals. */
+/*
+ * In-memory construction (tests, converters): an empty run with n intervals. The series the
+ * ps_run_add_* functions return live in arrays that the next add of the same kind may move:
+ * fill each one before adding the next, or look it up again afterwards.
+ */
 struct ps_run *ps_run_new(uint32_t nintervals);
 /* Adds a tag (strings copied); returns its series or NULL on ENOMEM. */
 struct ps_tag_series *ps_run_add_tag(struct ps_run *r, const struct ps_tag *tag);
