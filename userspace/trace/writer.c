@@ -231,8 +231,14 @@ int ps_trace_close(struct ps_trace *t)
 		e = commit(t);
 		for (int i = 0; i < ST__N; i++)
 			sqlite3_finalize(t->st[i]);
-		/* Fold the WAL back so the file is self-contained when copied alone. */
+		/*
+		 * Fold the WAL back so the file is self-contained when copied alone, and leave
+		 * WAL mode: a finished trace opened read-only (report, plot, a copy on another
+		 * machine) then needs no -wal/-shm beside it. With a reader still attached the
+		 * switch fails (busy) and the file simply stays in WAL mode.
+		 */
 		sqlite3_wal_checkpoint_v2(t->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		sqlite3_exec(t->db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
 		if (sqlite3_close(t->db) != SQLITE_OK && !e)
 			e = -EIO;
 	}
