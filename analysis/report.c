@@ -285,7 +285,7 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 {
 	const struct ps_run *r = rep->run;
 	size_t n = top && top < rep->nrows ? top : rep->nrows;
-	double secs = (r->intervals[rep->to].t_ns - (rep->from ? r->intervals[rep->from].t_ns : 0)) / 1e9;
+	double secs = (r->intervals[rep->to].t_ns - r->intervals[rep->from].t_ns) / 1e9;
 	char lb[256], b1[32], b2[32], b3[32];
 
 	if (fmt == PS_FMT_JSON) {

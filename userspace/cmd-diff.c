@@ -32,7 +32,7 @@ static void tag_key(const struct ps_tag *t, char *buf, size_t len)
 static double run_secs(const struct ps_report *rep)
 {
 	const struct ps_run *r = rep->run;
-	double s = (r->intervals[rep->to].t_ns - (rep->from ? r->intervals[rep->from].t_ns : 0)) / 1e9;
+	double s = (r->intervals[rep->to].t_ns - r->intervals[rep->from].t_ns) / 1e9;
 
 	return s > 0 ? s : 1;
 }
