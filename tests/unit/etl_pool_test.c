@@ -18,6 +18,7 @@
 #include "etw/convert.h"
 #include "etw/etl.h"
 #include "trace/trace.h"
+#include "../../analysis/analysis.h"
 #include "etlwriter.c"
 
 #define FREQ	10000000LL
@@ -174,6 +175,8 @@ static bool frame_is(const struct ps_stack *st, uint32_t d, const char *module, 
 	       ASSERT_U64_EQ(st->frames[d].off, off, w) && ASSERT_TRUE(st->frames[d].sym == NULL, w);
 }
 
+static void report_checks(const struct ps_run *r);
+
 static void check_scenario(unsigned p, bool compress)
 {
 	char err[600], db[1024], ptf[1024];
@@ -306,9 +309,64 @@ static void check_scenario(unsigned p, bool compress)
 	ASSERT_EQ(s3->allocs, 2, "s3 allocs");
 	ASSERT_EQ(s3->bytes, 0x1500, "s3 bytes");
 	ASSERT_EQ(s3->live_bytes, 0x1000, "s3 live (one freed while its key waited)");
+	report_checks(r);
 out:
 	ps_run_free(r);
 	ps_pooltag_free(&pt);
+}
+
+/*
+ * The converted trace through the analysis, as `poolscope report` runs it: pool tags ranked,
+ * attributed by their stacks' drivers (module+offset frames from the image rundowns) with the
+ * shipped rules, the Windows system counter, live bytes at the end as converted.
+ */
+static void report_checks(const struct ps_run *r)
+{
+	const struct ps_report_row *ls = NULL, *lk = NULL, *ss = NULL;
+	struct ps_rules *rs = NULL;
+	struct ps_report rep;
+	char err[256];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!ASSERT_OK(ps_rules_load(&rs, ps_test_srcpath("analysis/rules/default.rules"), err,
+				     sizeof(err)), err))
+		return;
+	if (!ASSERT_OK(ps_report_build(&rep, r, rs, 0, UINT64_MAX), "report")) {
+		ps_rules_free(rs);
+		return;
+	}
+	for (size_t i = 0; i < rep.nrows; i++) {
+		const char *c = rep.rows[i].ts->tag.cache;
+
+		if (!strcmp(c, "LSbf"))
+			ls = &rep.rows[i];
+		else if (!strcmp(c, "Leak"))
+			lk = &rep.rows[i];
+		else if (!strcmp(c, "Sess"))
+			ss = &rep.rows[i];
+	}
+	if (!ASSERT_TRUE(ls && lk && ss, "report rows"))
+		goto out;
+	ASSERT_STREQ(rep.sys_name, "NonPagedPool", "windows system counter");
+	ASSERT_EQ(ls->g.end, 0x200, "LSbf live at the end");
+	ASSERT_EQ(lk->g.end, 0x1000, "Leak live at the end");
+	ASSERT_STREQ(ls->a.cls, "file-services/smb-server", "LSbf by its srv2.sys stack");
+	ASSERT_STRSTR(ls->a.evidence, "srv2.sys", "LSbf evidence names the driver");
+	ASSERT_STREQ(lk->a.cls, "file-services/smb-server", "Leak by its srv2.sys stacks");
+	ASSERT_TRUE(lk->reclaimable && !ls->reclaimable, "paged flagged, nonpaged not");
+	m = open_memstream(&buf, &len);
+	if (m) {
+		ps_report_print(m, &rep, PS_FMT_TEXT, 0);
+		fclose(m);
+		ASSERT_STRSTR(buf, "NonPagedPool not in trace", "text totals: an ETL has no pool counters");
+		ASSERT_STRSTR(buf, "LSbf", "text lists the tag");
+		free(buf);
+	}
+out:
+	ps_report_free(&rep);
+	ps_rules_free(rs);
 }
 
 TEST(pool_x64_end_to_end) { check_scenario(8, false); }
