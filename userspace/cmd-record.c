@@ -36,7 +36,7 @@ static void usage(FILE *f)
 "      --site-sample N    track 1 in N objects (address hash, power of two) for\n"
 "                         call-site tags and scale (default 16; 1 = every object)\n"
 "      --stack-sample N   take a kernel stack for 1 in N tracked slab allocations\n"
-"                         (default 16; 0 = no stacks)\n"
+"                         (default 64; 0 = no stacks)\n"
 "      --comm C           count only allocations by tasks named C (implies exact\n"
 "                         tracking of those objects)\n"
 "      --pid P            count only allocations by process P\n"
@@ -168,7 +168,7 @@ static int cmd_record(int argc, char **argv)
 		{}
 	};
 	struct ps_record_opts o = {
-		.interval_ns = 1000000000ull, .site_sample = 16, .stack_sample = 16,
+		.interval_ns = 1000000000ull, .site_sample = 16, .stack_sample = 64,
 		.map_tags = 65536, .map_ptrs = 0, .map_stacks = 32768,
 		.map_stack_counts = 65536, .map_classes = 4096,
 		.map_class_slots = 1024,
