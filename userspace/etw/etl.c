@@ -911,7 +911,7 @@ struct scan_worker {
 	unsigned nkept;
 	struct kept_problem kept[MAX_PROBLEMS];	/* its first ones: buffers come in rising order */
 	pthread_t thread;
-};
+} __attribute__((aligned(128)));		/* no cache line shared between workers */
 
 struct scan {
 	struct ps_etl *e;
@@ -953,6 +953,8 @@ static void scan_work(struct scan_worker *w)
 {
 	struct scan *s = w->s;
 	struct ps_etl *e = s->e;
+	ps_etl_scan_fn fn = s->fn;	/* not read per event from beside the lock's cache line */
+	void *arg = w->arg;
 	struct ps_etl_event ev;
 
 	pthread_mutex_lock(&s->lock);
@@ -967,7 +969,7 @@ static void scan_work(struct scan_worker *w)
 			int rc;
 
 			w->a.st.events++;
-			rc = s->fn(w->arg, &ev);
+			rc = fn(arg, &ev);
 			if (rc < 0) {
 				pthread_mutex_lock(&s->lock);
 				if (!s->stop) {
