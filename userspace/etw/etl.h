@@ -80,7 +80,11 @@ struct ps_etl_logfile {
 	uint32_t header_buffer_state;
 };
 
-/* One event as found in a buffer. Pointers are valid until the next ps_etl_next(). */
+/*
+ * One event as found in a buffer. Pointers are valid until the next ps_etl_next(). The reader
+ * clears only the fields before raw per event: a field that some header kinds leave unset
+ * belongs there.
+ */
 struct ps_etl_event {
 	uint8_t htype;			/* PS_ETL_HT_* */
 	uint8_t ptr_size;		/* 4 or 8: pointer size of the payload */
