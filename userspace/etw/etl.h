@@ -154,8 +154,8 @@ typedef int (*ps_etl_scan_fn)(void *arg, const struct ps_etl_event *ev);
 /*
  * Walks the rest of a file-order handle (flags without PS_ETL_ORDERED) and calls fn(args[w], ev)
  * for every event, on up to nargs workers: the calling thread (w = 0) and helper threads (one
- * less than the processors online, at most 3, none for files under 1 MiB;
- * POOLSCOPE_ETL_THREADS=N sets N whatever the size, 0 = none). The events of one buffer go to one worker, in order; buffers are shared
+ * less than the processors online, at most 3, for compressed files of 1 MiB or more;
+ * POOLSCOPE_ETL_THREADS=N sets N for any file, 0 = none). The events of one buffer go to one worker, in order; buffers are shared
  * out in no fixed order, so what fn accumulates must not depend on the order across buffers
  * (ev->buf_index and ev->buf_off give each event's place in the file). Afterwards
  * ps_etl_stats() and ps_etl_problem() read exactly as after a ps_etl_next() walk, and
