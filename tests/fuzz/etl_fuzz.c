@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer harness (make fuzz): the .etl reader in both walk orders, the threaded file-order
- * scan (ps_etl_scan() with one helper) and the XPRESS decoder on the same input. Seeded with the corpus .etl files. The reader reads through a file descriptor,
- * so the input goes into a memfd.
+ * scan (ps_etl_scan() with one helper) and the XPRESS decoder on the same input. Seeded with the
+ * corpus .etl files. The reader reads through a file descriptor, so the input goes into a memfd.
  */
 #include <stdint.h>
 #include <stdlib.h>

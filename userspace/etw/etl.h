@@ -155,11 +155,14 @@ typedef int (*ps_etl_scan_fn)(void *arg, const struct ps_etl_event *ev);
  * Walks the rest of a file-order handle (flags without PS_ETL_ORDERED) and calls fn(args[w], ev)
  * for every event, on up to nargs workers: the calling thread (w = 0) and helper threads (one
  * less than the processors online, at most 3, for compressed files of 1 MiB or more;
- * POOLSCOPE_ETL_THREADS=N sets N for any file, 0 = none). The events of one buffer go to one worker, in order; buffers are shared
- * out in no fixed order, so what fn accumulates must not depend on the order across buffers
- * (ev->buf_index and ev->buf_off give each event's place in the file). Afterwards
+ * POOLSCOPE_ETL_THREADS=N sets N for any file, 0 = none). The events of one buffer go to one
+ * worker, in order; buffers are shared out in no fixed order, so what fn accumulates must not
+ * depend on the order across buffers (ev->buf_index and ev->buf_off give each event's place in
+ * the file). Afterwards
  * ps_etl_stats() and ps_etl_problem() read exactly as after a ps_etl_next() walk, and
- * ps_etl_next() returns 0. Returns 0, fn's negative return, or -errno.
+ * ps_etl_next() returns 0. With helpers, the calling thread is held on its current processor
+ * and the helpers start on the others (its own affinity mask is restored before returning).
+ * Returns 0, fn's negative return, or -errno.
  */
 int ps_etl_scan(struct ps_etl *e, ps_etl_scan_fn fn, void *const *args, unsigned nargs);
 #define PS_ETL_SCAN_MAX 4	/* workers ps_etl_scan() uses at most: nargs beyond is unused */
