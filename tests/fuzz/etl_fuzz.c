@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer harness (make fuzz): the .etl reader in both walk orders and the XPRESS decoder on
- * the same input. Seeded with the corpus .etl files. The reader reads through a file descriptor,
- * so the input goes into a memfd.
+ * libFuzzer harness (make fuzz): the .etl reader in both walk orders, the threaded file-order
+ * scan (ps_etl_scan() with one helper) and the XPRESS decoder on the same input. Seeded with the
+ * corpus .etl files. The reader reads through a file descriptor, so the input goes into a memfd.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +13,12 @@
 #include "etw/xpress.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int scan_event(void *arg, const struct ps_etl_event *ev)
+{
+	(void)arg;
+	return ev->size == 0 ? -1 : 0;		/* never: every event has a header */
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -32,6 +38,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			while (ps_etl_next(e, &ev) > 0)
 				(void)ps_etl_rel_ns(ps_etl_logfile(e), ev.ts);
+			ps_etl_close(e);
+		}
+		struct ps_etl *e;
+		void *args[2] = { NULL, NULL };
+		setenv("POOLSCOPE_ETL_THREADS", "1", 1);
+		if (ps_etl_open_fd(&e, fd, "fuzz", 0, err, sizeof(err)) == 0) {
+			ps_etl_scan(e, scan_event, args, 2);
 			ps_etl_close(e);
 		}
 	}

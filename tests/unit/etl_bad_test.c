@@ -59,6 +59,50 @@ struct walk {
 	char problem0[400];
 };
 
+static int count_event(void *arg, const struct ps_etl_event *ev)
+{
+	(void)ev;
+	++*(uint64_t *)arg;
+	return 0;
+}
+
+/*
+ * The same file through ps_etl_scan() with two helper threads (buffers shared out in whatever
+ * order the threads take them): statistics and every problem text must read exactly as after
+ * the ps_etl_next() walk in e.
+ */
+static void check_scan(int fd, struct ps_etl *e, const char *what)
+{
+	uint64_t n[PS_ETL_SCAN_MAX] = { 0 };
+	void *args[PS_ETL_SCAN_MAX];
+	struct ps_etl *s;
+	char err[512];
+
+	for (unsigned i = 0; i < PS_ETL_SCAN_MAX; i++)
+		args[i] = &n[i];
+	setenv("POOLSCOPE_ETL_THREADS", "2", 1);
+	if (!ASSERT_OK(ps_etl_open_fd(&s, fd, "t.etl", 0, err, sizeof(err)), what))
+		goto out;
+	ASSERT_OK(ps_etl_scan(s, count_event, args, PS_ETL_SCAN_MAX), what);
+	const struct ps_etl_stats *a = ps_etl_stats(e), *b = ps_etl_stats(s);
+	ASSERT_EQ(n[0] + n[1] + n[2] + n[3], a->events, what);
+	ASSERT_EQ(b->events, a->events, what);
+	ASSERT_EQ(b->buffers, a->buffers, what);
+	ASSERT_EQ(b->compressed, a->compressed, what);
+	ASSERT_EQ(b->data_bytes, a->data_bytes, what);
+	ASSERT_EQ(b->max_cpu, a->max_cpu, what);
+	ASSERT_EQ(b->flag_events_lost, a->flag_events_lost, what);
+	ASSERT_EQ(b->truncated, a->truncated, what);
+	ASSERT_EQ(b->problems, a->problems, what);
+	for (unsigned i = 0; ps_etl_problem(e, i); i++)
+		ASSERT_STREQ(ps_etl_problem(s, i) ? ps_etl_problem(s, i) : "(none)",
+			     ps_etl_problem(e, i), what);
+	ASSERT_EQ(ps_etl_next(s, &(struct ps_etl_event){ 0 }), 0, "nothing after a scan");
+	ps_etl_close(s);
+out:
+	unsetenv("POOLSCOPE_ETL_THREADS");
+}
+
 static struct walk walk_fd(int fd, unsigned flags)
 {
 	struct walk w = { 0 };
@@ -74,6 +118,8 @@ static struct walk walk_fd(int fd, unsigned flags)
 	w.problems = ps_etl_stats(e)->problems;
 	if (ps_etl_problem(e, 0))
 		ps_strlcpy(w.problem0, ps_etl_problem(e, 0), sizeof(w.problem0));
+	if (!(flags & PS_ETL_ORDERED))
+		check_scan(fd, e, "scan reads as the walk");
 	ps_etl_close(e);
 	return w;
 }

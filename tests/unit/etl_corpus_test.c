@@ -165,6 +165,62 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+static int hist_event(void *arg, const struct ps_etl_event *ev)
+{
+	return ps_etl_hist_add(arg, ev);
+}
+
+/*
+ * ps_etl_scan() with helper threads, per-worker histograms merged: every kind, count and header
+ * type equal to the one-thread walk's, and the same statistics, for every corpus file.
+ */
+TEST(scan_on_threads_equals_the_walk)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		struct ps_etl_hist h = { 0 }, w[PS_ETL_SCAN_MAX] = { { 0 } };
+		void *args[PS_ETL_SCAN_MAX];
+		struct ps_etl_stats st;
+		struct ps_etl *e;
+		char err[512];
+
+		if (!corpus_have(files[i].file))
+			return;
+		if (!ASSERT_OK(walk(files[i].file, 0, &h, &st), files[i].file))
+			return;
+		for (unsigned k = 0; k < PS_ETL_SCAN_MAX; k++)
+			args[k] = &w[k];
+		setenv("POOLSCOPE_ETL_THREADS", "3", 1);
+		if (!ASSERT_OK(ps_etl_open(&e, corpus_path(files[i].file), 0, err, sizeof(err)), err))
+			goto next;
+		ASSERT_OK(ps_etl_scan(e, hist_event, args, PS_ETL_SCAN_MAX), files[i].file);
+		ASSERT_EQ(ps_etl_stats(e)->events, st.events, files[i].file);
+		ASSERT_EQ(ps_etl_stats(e)->buffers, st.buffers, files[i].file);
+		ASSERT_EQ(ps_etl_stats(e)->data_bytes, st.data_bytes, files[i].file);
+		ASSERT_EQ(ps_etl_stats(e)->problems, 0, files[i].file);
+		ps_etl_close(e);
+		for (unsigned k = 1; k < PS_ETL_SCAN_MAX; k++)
+			ASSERT_OK(ps_etl_hist_merge(&w[0], &w[k]), "merge");
+		ps_etl_hist_sort(&h);
+		ps_etl_hist_sort(&w[0]);
+		if (!ASSERT_EQ(w[0].n, h.n, files[i].file))
+			goto next;
+		for (size_t j = 0; j < h.n; j++) {
+			const struct ps_etl_hist_ent *a = &h.ent[j], *b = &w[0].ent[j];
+			if (!ASSERT_TRUE(a->kernel == b->kernel && a->group == b->group &&
+					 a->type == b->type && a->id == b->id &&
+					 !memcmp(a->guid, b->guid, 16), files[i].file) ||
+			    !ASSERT_EQ(b->count, a->count, files[i].file) ||
+			    !ASSERT_EQ(b->htype, a->htype, files[i].file))
+				break;
+		}
+next:
+		unsetenv("POOLSCOPE_ETL_THREADS");
+		ps_etl_hist_free(&h);
+		for (unsigned k = 0; k < PS_ETL_SCAN_MAX; k++)
+			ps_etl_hist_free(&w[k]);
+	}
+}
+
 TEST(net452_x64_counts_equal_traceevent_baseline)
 {
 	struct ps_etl_hist h = { 0 };

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +23,12 @@
 #define HDR PS_ETL_WMI_BUFFER_HEADER_SIZE
 #define MAX_PROBLEMS 8
 #define MAX_CPUS 4096
-#define ACCT_PROBLEMS 4		/* per buffer: read_ref and load_buffer report one each at most */
-#define RING 8			/* buffers decoded ahead of the reader (memory stays bounded) */
-#define MAX_HELPERS 3
+#define ACCT_PROBLEMS 4		/* per buffer: header, data and one event report one each at most */
+#define MAX_HELPERS (PS_ETL_SCAN_MAX - 1)	/* ps_etl_scan() helper threads */
+/* A read of a buffer's data also takes the next buffer's header when this little fill is between */
+#define CHAIN_GAP 4096
+/* Smaller files are scanned by the calling thread alone (a thread start costs ~50-100 us). */
+#define SCAN_MIN_FILE (1u << 20)
 
 struct bufref {
 	uint64_t off;
@@ -48,49 +53,17 @@ struct cursor {
 };
 
 /*
- * What reading one buffer adds to the file's statistics and problems. The reader thread applies
- * it (acct_apply) when it reaches that buffer, so with decoder threads working ahead the numbers
- * and the problem list come out in file order, exactly as a single thread would produce them.
+ * What reading and walking one buffer adds to the file's statistics and problems, kept apart so
+ * that ps_etl_scan() workers, which take buffers in no fixed order, can merge the problems back
+ * in file order: the numbers and the problem list come out as a single thread would give them.
  */
 struct acct {
 	struct ps_etl_stats st;			/* increments; max_cpu is a maximum */
 	unsigned nprob, lost;			/* lost: problems beyond ACCT_PROBLEMS (counted) */
 	struct {
 		uint64_t off;
-		char msg[240];
+		char msg[320];
 	} prob[ACCT_PROBLEMS];
-};
-
-/*
- * File-order walk of a compressed file with decoder threads: buffer i lives in slot[i % RING].
- * Whoever finds work (a helper, or the reader waiting for its next buffer) claims the next
- * buffer in file order under the lock (reading its 0x48-byte header there: the chain of
- * BufferSize fields is sequential), then reads and decompresses it without the lock.
- */
-enum { SLOT_FREE, SLOT_BUSY, SLOT_READY };
-
-struct slot {
-	struct cursor cur;
-	uint8_t *cbuf;				/* compressed bytes */
-	size_t ccap;
-	struct acct acct;
-	int state;
-	bool end;				/* the walk ends here (no buffer) */
-};
-
-struct pipe {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;			/* a slot became ready or free, or stop */
-	uint32_t gen;				/* bumped on each of those (spinning waits watch it) */
-	pthread_t helper[MAX_HELPERS];
-	unsigned nhelpers;
-	uint32_t take;				/* next buffer the reader consumes */
-	uint32_t claim;				/* next buffer to decode */
-	uint64_t scan_off;			/* file offset of buffer `claim` */
-	bool scan_done;				/* the buffer chain ended: nothing more to claim */
-	bool held;				/* the reader parses slot[(take - 1) % RING] */
-	bool stop;
-	struct slot slot[RING];
 };
 
 struct ps_etl {
@@ -103,9 +76,11 @@ struct ps_etl {
 	char problems[MAX_PROBLEMS][320];
 	uint8_t *cbuf;			/* compressed bytes of the current buffer */
 	size_t ccap;
-	/* file order */
+	/* file order: the buffer chain (ps_etl_scan() workers advance it under their lock) */
 	uint64_t next_off;
 	uint32_t next_index;
+	bool have_next;			/* next_hdr holds the header at next_off (read ahead) */
+	uint8_t next_hdr[HDR];
 	struct cursor cur;
 	bool done;
 	/* ordered */
@@ -113,9 +88,6 @@ struct ps_etl {
 	uint32_t nrefs;
 	struct cursor *cpus;
 	uint32_t ncpus;
-	/* file order with decoder threads (compressed files), or NULL */
-	struct pipe *pipe;
-	struct cursor *walk;		/* file order: the buffer being parsed (&cur or a slot's) */
 };
 
 static void problem(struct ps_etl *e, uint64_t off, const char *fmt, ...)
@@ -163,23 +135,28 @@ static void acct_problem(struct acct *a, uint64_t off, const char *fmt, ...)
 	a->nprob++;
 }
 
+/* Adds the counts of d to st (problems aside: they go with their text). */
+static void stats_add(struct ps_etl_stats *st, const struct ps_etl_stats *d)
+{
+	st->bytes_read += d->bytes_read;
+	st->buffers += d->buffers;
+	st->compressed += d->compressed;
+	st->flag_events_lost += d->flag_events_lost;
+	st->flag_buffer_lost += d->flag_buffer_lost;
+	st->events += d->events;
+	st->data_bytes += d->data_bytes;
+	if (d->max_cpu > st->max_cpu)
+		st->max_cpu = d->max_cpu;
+	st->truncated |= d->truncated;
+}
+
 /* Adds a buffer's statistics and problems to the file's, and clears a for the next buffer. */
 static void acct_apply(struct ps_etl *e, struct acct *a)
 {
-	struct ps_etl_stats *st = &e->st;
-
-	st->bytes_read += a->st.bytes_read;
-	st->buffers += a->st.buffers;
-	st->compressed += a->st.compressed;
-	st->flag_events_lost += a->st.flag_events_lost;
-	st->flag_buffer_lost += a->st.flag_buffer_lost;
-	st->data_bytes += a->st.data_bytes;
-	if (a->st.max_cpu > st->max_cpu)
-		st->max_cpu = a->st.max_cpu;
-	st->truncated |= a->st.truncated;
+	stats_add(&e->st, &a->st);
 	for (unsigned i = 0; i < a->nprob; i++)
 		problem(e, a->prob[i].off, "%s", a->prob[i].msg);
-	st->problems += a->lost;
+	e->st.problems += a->lost;
 	memset(&a->st, 0, sizeof(a->st));
 	a->nprob = a->lost = 0;
 }
@@ -287,8 +264,17 @@ parse_event(const uint8_t *b, uint32_t off, uint32_t end, struct ps_etl_event *e
 		return 0;
 	uint8_t flags = p[3], ht = p[2];
 
-	*ev = (struct ps_etl_event){ .raw = p, .buf_off = off, .tid = UINT32_MAX,
-				     .pid = UINT32_MAX, .has_tid = true };
+	/*
+	 * Only the fields before raw differ between header kinds: clear those (three stores, not
+	 * the whole struct: a fifth of the per-event work of `etl info`); raw and what follows are
+	 * set for every event returned (here, below, and by the caller).
+	 */
+	memset(ev, 0, offsetof(struct ps_etl_event, raw));
+	ev->tid = UINT32_MAX;
+	ev->pid = UINT32_MAX;
+	ev->has_tid = true;
+	ev->raw = p;
+	ev->buf_off = off;
 	if ((flags & 0xc0) == 0xc0) {
 		ev->htype = ht;
 		switch (ht) {
@@ -469,8 +455,32 @@ static int ensure(uint8_t **mem, size_t *cap, size_t need)
 }
 
 /*
+ * Checks the 0x48-byte buffer header h, found at off, and fills ref. 1 ok, -1 cannot continue
+ * (problem in a).
+ */
+static int parse_ref(struct acct *a, const uint8_t *h, uint64_t off, uint32_t index,
+		     struct bufref *ref)
+{
+	ref->off = off;
+	ref->index = index;
+	ref->size = ps_rd32(h);
+	ref->saved = ps_rd32(h + 4);
+	ref->seq = (int64_t)ps_rd64(h + 0x18);
+	ref->cpu = ps_rd16(h + 0x28);
+	ref->flag = ps_rd16(h + 0x34);
+	if (ref->flag & 0x20)
+		ref->cpu &= 0x07ff;
+	if (ref->size < HDR || ref->size > PS_ETL_MAX_BUFFER) {
+		acct_problem(a, off, "buffer %u: BufferSize %u is impossible (expected 0x48..0x%x); "
+			     "cannot find the next buffer", index, ref->size, PS_ETL_MAX_BUFFER);
+		return -1;
+	}
+	return 1;
+}
+
+/*
  * Reads the 0x48-byte header at off into ref. 1 ok, 0 clean end, -1 cannot continue. Touches
- * nothing in e but the fd (problems and counts go to a): decoder threads call it.
+ * nothing in e but the fd (problems and counts go to a): scan workers call it.
  */
 static int read_ref(struct ps_etl *e, struct acct *a, uint64_t off, uint32_t index,
 		    struct bufref *ref)
@@ -491,33 +501,26 @@ static int read_ref(struct ps_etl *e, struct acct *a, uint64_t off, uint32_t ind
 		a->st.truncated = true;
 		return -1;
 	}
-	ref->off = off;
-	ref->index = index;
-	ref->size = ps_rd32(h);
-	ref->saved = ps_rd32(h + 4);
-	ref->seq = (int64_t)ps_rd64(h + 0x18);
-	ref->cpu = ps_rd16(h + 0x28);
-	ref->flag = ps_rd16(h + 0x34);
-	if (ref->flag & 0x20)
-		ref->cpu &= 0x07ff;
-	if (ref->size < HDR || ref->size > PS_ETL_MAX_BUFFER) {
-		acct_problem(a, off, "buffer %u: BufferSize %u is impossible (expected 0x48..0x%x); "
-			     "cannot find the next buffer", index, ref->size, PS_ETL_MAX_BUFFER);
-		return -1;
-	}
-	return 1;
+	return parse_ref(a, h, off, index, ref);
 }
 
 /*
- * Loads the data of ref into c (decompressing through *cbuf). 1 ok, 0 skip this buffer (problem
- * recorded in a). Like read_ref, it only reads e: decoder threads call it.
+ * First half of loading ref into c: checks, and the read (compressed bytes into *cbuf, plain
+ * data into c->mem). With next non-NULL the same read goes on through the next buffer's header
+ * when at most CHAIN_GAP bytes of fill lie between (always for compressed buffers, whose size on
+ * disk is their data), and *next then points at that header: one pread per buffer, not two.
+ * 1: load_finish() completes c; 0: skip this buffer (problem recorded in a). Only reads e.
  */
-static int load_buffer(struct ps_etl *e, struct acct *a, struct cursor *c, const struct bufref *ref,
-		       uint8_t **cbuf, size_t *ccap)
+static int load_read(struct ps_etl *e, struct acct *a, struct cursor *c, const struct bufref *ref,
+		     uint8_t **cbuf, size_t *ccap, const uint8_t **next)
 {
 	uint64_t avail = e->st.file_size - ref->off;
+	bool ahead = false;
+	size_t len;
 	int n;
 
+	if (next)
+		*next = NULL;
 	c->loaded = false;
 	c->ref = *ref;
 	a->st.buffers++;
@@ -538,10 +541,6 @@ static int load_buffer(struct ps_etl *e, struct acct *a, struct cursor *c, const
 		return 0;
 	}
 	if (ref->flag & PS_ETL_BUF_COMPRESSED) {
-		size_t clen = ref->size - HDR;
-		size_t bad = 0;
-		long got;
-
 		a->st.compressed++;
 		if (e->hdr.compression != 3 && e->hdr.compression != 0) {
 			acct_problem(a, ref->off, "buffer %u: compression format %u is not "
@@ -555,15 +554,54 @@ static int load_buffer(struct ps_etl *e, struct acct *a, struct cursor *c, const
 			a->st.truncated = true;
 			return 0;
 		}
-		if (ensure(cbuf, ccap, ref->size) < 0)
+		ahead = next && avail >= (uint64_t)ref->size + HDR;
+		len = ref->size + (ahead ? HDR : 0);
+		if (ensure(cbuf, ccap, len) < 0)
 			return 0;
-		n = read_at(e, a, *cbuf, ref->size, ref->off);
-		if (n != (int)ref->size) {
+		n = read_at(e, a, *cbuf, len, ref->off);
+		if (n != (int)len) {
 			acct_problem(a, ref->off, "short read of buffer %u", ref->index);
 			return 0;
 		}
-		memcpy(c->mem, *cbuf, HDR);
-		got = ps_xpress_decompress(*cbuf + HDR, clen, c->mem + HDR, ref->saved - HDR, &bad);
+		if (ahead)
+			*next = *cbuf + ref->size;
+		return 1;
+	}
+	uint32_t want = ref->saved;
+	if (avail < want) {
+		/* Keep the complete events before the cut. */
+		acct_problem(a, ref->off, "buffer %u cut by the end of the file: %llu of %u "
+			     "bytes of data", ref->index, (unsigned long long)avail, want);
+		a->st.truncated = true;
+		want = (uint32_t)avail;
+	}
+	ahead = next && ref->size - want <= CHAIN_GAP && avail >= (uint64_t)ref->size + HDR;
+	len = ahead ? ref->size + HDR : want;
+	if (ahead && ensure(&c->mem, &c->cap, len) < 0)
+		ahead = false, len = want;
+	n = read_at(e, a, c->mem, len, ref->off);
+	if (n < 0 || (uint32_t)n < want) {
+		acct_problem(a, ref->off, "short read of buffer %u", ref->index);
+		return 0;
+	}
+	if (ahead && (size_t)n == len)
+		*next = c->mem + ref->size;
+	c->end = want;
+	return 1;
+}
+
+/* Second half: decompresses a compressed buffer (the CPU work, no lock needed). 1 ok, 0 skip. */
+static int load_finish(struct acct *a, struct cursor *c, const uint8_t *cbuf)
+{
+	const struct bufref *ref = &c->ref;
+
+	if (ref->flag & PS_ETL_BUF_COMPRESSED) {
+		size_t bad = 0;
+		long got;
+
+		memcpy(c->mem, cbuf, HDR);
+		got = ps_xpress_decompress(cbuf + HDR, ref->size - HDR, c->mem + HDR,
+					   ref->saved - HDR, &bad);
 		if (got < 0 || (size_t)got != ref->saved - HDR) {
 			if (got < 0)
 				acct_problem(a, ref->off + HDR + bad, "buffer %u: XPRESS stream is "
@@ -575,21 +613,6 @@ static int load_buffer(struct ps_etl *e, struct acct *a, struct cursor *c, const
 			return 0;
 		}
 		c->end = ref->saved;
-	} else {
-		uint32_t want = ref->saved;
-		if (avail < want) {
-			/* Keep the complete events before the cut. */
-			acct_problem(a, ref->off, "buffer %u cut by the end of the file: %llu of %u "
-				     "bytes of data", ref->index, (unsigned long long)avail, want);
-			a->st.truncated = true;
-			want = (uint32_t)avail;
-		}
-		n = read_at(e, a, c->mem, want, ref->off);
-		if (n < 0 || (uint32_t)n < want) {
-			acct_problem(a, ref->off, "short read of buffer %u", ref->index);
-			return 0;
-		}
-		c->end = want;
 	}
 	c->pos = HDR;
 	c->loaded = true;
@@ -597,11 +620,66 @@ static int load_buffer(struct ps_etl *e, struct acct *a, struct cursor *c, const
 	return 1;
 }
 
+/* Loads the data of ref into c (decompressing through *cbuf). 1 ok, 0 skip (problem in a). */
+static int load_buffer(struct ps_etl *e, struct acct *a, struct cursor *c, const struct bufref *ref,
+		       uint8_t **cbuf, size_t *ccap)
+{
+	if (load_read(e, a, c, ref, cbuf, ccap, NULL) <= 0)
+		return 0;
+	return load_finish(a, c, *cbuf);
+}
+
+/*
+ * Reads the next buffer of the file-order chain into c: 1 read (load_finish() makes it
+ * walkable), 0 skipped (problem in a), -1 the chain ends (e->done set). Advances e's chain
+ * state: ps_etl_scan() workers call it under their lock, one at a time.
+ */
+static int chain_next(struct ps_etl *e, struct acct *a, struct cursor *c, uint8_t **cbuf,
+		      size_t *ccap)
+{
+	struct bufref ref;
+	const uint8_t *next;
+	int r;
+
+	if (e->have_next) {
+		e->have_next = false;
+		r = parse_ref(a, e->next_hdr, e->next_off, e->next_index, &ref);
+	} else {
+		r = read_ref(e, a, e->next_off, e->next_index, &ref);
+	}
+	if (r <= 0) {
+		c->loaded = false;
+		e->done = true;
+		return -1;
+	}
+	e->next_off += ref.size;
+	e->next_index++;
+	r = load_read(e, a, c, &ref, cbuf, ccap, &next);
+	if (next) {
+		memcpy(e->next_hdr, next, HDR);
+		e->have_next = true;
+	}
+	return r;
+}
+
+/* A malformed event ends its buffer: into a when given (scan workers), else straight into e. */
+static __attribute__((noinline, cold)) void event_problem(struct ps_etl *e, struct acct *a,
+							  const struct cursor *c, const char *why)
+{
+	if (a)
+		acct_problem(a, c->ref.off + c->pos, "buffer %u, event at +0x%x: %s; rest of the "
+			     "buffer skipped", c->ref.index, c->pos, why);
+	else
+		problem(e, c->ref.off + c->pos, "buffer %u, event at +0x%x: %s; rest of the "
+			"buffer skipped", c->ref.index, c->pos, why);
+}
+
 /*
  * Next event from the loaded buffer in c; false when the buffer is exhausted. Inlined with
  * parse_event: `etl info` calls this per event, and the calls cost more than a small header.
  */
-static inline __attribute__((always_inline)) bool cursor_next(struct ps_etl *e, struct cursor *c, struct ps_etl_event *ev)
+static inline __attribute__((always_inline)) bool
+cursor_next(struct ps_etl *e, struct acct *a, struct cursor *c, struct ps_etl_event *ev)
 {
 	char why[200];
 
@@ -610,8 +688,7 @@ static inline __attribute__((always_inline)) bool cursor_next(struct ps_etl *e, 
 	int adv = parse_event(c->mem, c->pos, c->end, ev, why, sizeof(why));
 	if (adv <= 0) {
 		if (adv < 0)
-			problem(e, c->ref.off + c->pos, "buffer %u, event at +0x%x: %s; rest of the "
-				"buffer skipped", c->ref.index, c->pos, why);
+			event_problem(e, a, c, why);
 		c->loaded = false;
 		return false;
 	}
@@ -668,7 +745,7 @@ static int parse_logfile(struct ps_etl *e, const struct ps_etl_event *ev, char *
 static int read_header(struct ps_etl *e, char *err, size_t errlen)
 {
 	struct bufref ref;
-	struct ps_etl_event ev;
+	struct ps_etl_event ev = { 0 };
 	uint8_t h[HDR];
 	char why[200];
 	struct acct a = { 0 };	/* bytes_read restarts after the header; nothing to apply */
@@ -801,7 +878,7 @@ static void cpu_advance(struct ps_etl *e, struct cursor *c)
 {
 	c->have_ev = false;
 	for (;;) {
-		if (cursor_next(e, c, &c->ev)) {
+		if (cursor_next(e, NULL, c, &c->ev)) {
 			c->have_ev = true;
 			return;
 		}
@@ -813,197 +890,283 @@ static void cpu_advance(struct ps_etl *e, struct cursor *c)
 	}
 }
 
-/* --- file order with decoder threads ------------------------------------------------------ */
+/* --- file order on several threads: ps_etl_scan() ---------------------------------------- */
 
-#define SPIN_ROUNDS 4096	/* ~100-500 us of pause: longer than decoding one 64 KiB buffer */
+/* A problem a scan worker found, with the buffer it belongs to (the merge key). */
+struct kept_problem {
+	uint32_t buf;
+	uint32_t seq;			/* order within the worker: a buffer's problems stay in order */
+	uint64_t off;
+	char msg[320];
+};
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
-/* A slot changed state (lock held). */
-static void pipe_signal(struct pipe *p)
-{
-	__atomic_store_n(&p->gen, p->gen + 1, __ATOMIC_RELEASE);
-	pthread_cond_broadcast(&p->cond);
-}
+struct scan;
 
 /*
- * Waits for pipe_signal() (lock held on entry and exit). Spins first: a buffer decodes in tens of
- * microseconds, while waking a sleeping thread on another (virtual) CPU can take as long again,
- * and a futex round trip per buffer made the threaded walk no faster than one thread.
+ * One worker: the calling thread (w[0], which walks through e->cur so the header buffer's memory
+ * is reused) or a helper. Each holds one decoded buffer and its compressed bytes, whatever the
+ * file size, and sums its buffers' statistics; problems are kept with their buffer number.
  */
-static void pipe_wait(struct pipe *p)
+struct scan_worker {
+	struct scan *s;
+	void *arg;
+	struct cursor own;
+	uint8_t *own_cbuf;
+	size_t own_ccap;
+	struct cursor *cur;
+	uint8_t **cbuf;
+	size_t *ccap;
+	struct acct a;			/* the buffer being walked */
+	struct ps_etl_stats st;		/* this worker's buffers */
+	uint32_t nprob;			/* problems, kept or not */
+	unsigned nkept;
+	struct kept_problem kept[MAX_PROBLEMS];	/* its first ones: buffers come in rising order */
+	pthread_t thread;
+} __attribute__((aligned(128)));		/* no cache line shared between workers */
+
+struct scan {
+	struct ps_etl *e;
+	ps_etl_scan_fn fn;
+	pthread_mutex_t lock;		/* the buffer chain (e's file-order state), stop, rc */
+	bool stop;
+	int rc;
+	void *const *args;
+	bool placed;			/* the caller is held on its processor for the scan */
+	cpu_set_t allowed;		/* the caller's own mask, given back at the end */
+	unsigned nworkers;
+	struct scan_worker w[1 + MAX_HELPERS];
+};
+
+/* Moves the walked buffer's statistics and problems into the worker's totals. */
+static void worker_fold(struct scan_worker *w, uint32_t buf)
 {
-	uint32_t g = p->gen;
+	struct acct *a = &w->a;
 
-	pthread_mutex_unlock(&p->lock);
-	for (unsigned i = 0; i < SPIN_ROUNDS && __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE) == g; i++)
-		cpu_relax();
-	pthread_mutex_lock(&p->lock);
-	if (p->gen == g)
-		pthread_cond_wait(&p->cond, &p->lock);
-}
-
-/*
- * Claims the next buffer in file order (lock held): reads its header and returns its slot, to be
- * loaded without the lock. At the end of the chain marks the slot as the end and returns NULL.
- */
-static struct slot *pipe_claim(struct ps_etl *e, struct pipe *p)
-{
-	struct slot *s = &p->slot[p->claim % RING];
-	int r = read_ref(e, &s->acct, p->scan_off, p->claim, &s->cur.ref);
-
-	p->claim++;
-	if (r <= 0) {
-		s->end = true;
-		s->state = SLOT_READY;
-		p->scan_done = true;
-		pipe_signal(p);
-		return NULL;
-	}
-	p->scan_off += s->cur.ref.size;
-	s->end = false;
-	s->state = SLOT_BUSY;
-	return s;
-}
-
-/* Something to decode: the chain goes on and the ring has a free slot (lock held). */
-static bool pipe_can_claim(const struct pipe *p)
-{
-	uint32_t lowest = p->take - (p->held ? 1 : 0);
-
-	return !p->scan_done && p->claim - lowest < RING;
-}
-
-/* Loads a claimed slot without the lock, then publishes it (lock held on entry and exit). */
-static void pipe_load(struct ps_etl *e, struct pipe *p, struct slot *s)
-{
-	struct bufref ref = s->cur.ref;
-
-	pthread_mutex_unlock(&p->lock);
-	load_buffer(e, &s->acct, &s->cur, &ref, &s->cbuf, &s->ccap);
-	pthread_mutex_lock(&p->lock);
-	s->state = SLOT_READY;
-	pipe_signal(p);
-}
-
-static void *pipe_helper(void *arg)
-{
-	struct ps_etl *e = arg;
-	struct pipe *p = e->pipe;
-
-	pthread_mutex_lock(&p->lock);
-	while (!p->stop && !p->scan_done) {
-		if (!pipe_can_claim(p)) {
-			pipe_wait(p);
+	stats_add(&w->st, &a->st);
+	for (unsigned i = 0; i < a->nprob; i++, w->nprob++) {
+		if (w->nkept >= MAX_PROBLEMS)
 			continue;
-		}
-		struct slot *s = pipe_claim(e, p);
-		if (s)
-			pipe_load(e, p, s);
+		struct kept_problem *k = &w->kept[w->nkept];
+		k->buf = buf;
+		k->seq = w->nkept++;
+		k->off = a->prob[i].off;
+		memcpy(k->msg, a->prob[i].msg, sizeof(k->msg));
 	}
-	pthread_mutex_unlock(&p->lock);
+	w->nprob += a->lost;
+	memset(&a->st, 0, sizeof(a->st));
+	a->nprob = a->lost = 0;
+}
+
+/*
+ * Takes the next buffer in file order under the lock (reading it there: the chain of BufferSize
+ * fields is sequential, and one pread per buffer also brings the next header), then decodes it
+ * and hands its events to fn without the lock. No waiting on other workers: the only shared
+ * step is the read, so nothing spins or sleeps except on a briefly held mutex.
+ */
+static void scan_work(struct scan_worker *w)
+{
+	struct scan *s = w->s;
+	struct ps_etl *e = s->e;
+	ps_etl_scan_fn fn = s->fn;	/* not read per event from beside the lock's cache line */
+	void *arg = w->arg;
+	struct ps_etl_event ev;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop && !e->done) {
+		uint32_t index = e->next_index;
+		int r = chain_next(e, &w->a, w->cur, w->cbuf, w->ccap);
+
+		pthread_mutex_unlock(&s->lock);
+		if (r > 0)
+			load_finish(&w->a, w->cur, *w->cbuf);
+		while (cursor_next(e, &w->a, w->cur, &ev)) {
+			int rc;
+
+			w->a.st.events++;
+			rc = fn(arg, &ev);
+			if (rc < 0) {
+				pthread_mutex_lock(&s->lock);
+				if (!s->stop) {
+					s->stop = true;
+					s->rc = rc;
+				}
+				pthread_mutex_unlock(&s->lock);
+				w->cur->loaded = false;
+				break;
+			}
+		}
+		worker_fold(w, index);
+		pthread_mutex_lock(&s->lock);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void *scan_helper(void *arg)
+{
+	scan_work(arg);
 	return NULL;
 }
 
 /*
- * The reader's next buffer in file order: releases the one it parsed, then takes the next when
- * it is ready, decoding buffers itself rather than waiting while there is work. Applies the
- * buffer's statistics and problems in file order. NULL at the end of the walk.
+ * Starts the helpers on processors other than the caller's, and keeps the caller on its own for
+ * the scan (its mask comes back at the end). Left to itself the kernel queued a new thread on
+ * its parent's processor, and an idle one took it over only at its next balancing tick; and a
+ * thread woken from the mutex was queued beside its waker: with 2 vCPUs, in 8 runs out of 8
+ * one thread sat 1-4 ms of a ~9 ms scan, or both shared one processor. With the masks set the
+ * two workers start within 0.1 ms and stay apart. Helpers share the other processors.
  */
-static struct cursor *pipe_next(struct ps_etl *e)
+static void scan_start_helpers(struct scan *s, unsigned helpers)
 {
-	struct pipe *p = e->pipe;
-	struct slot *s;
+	pthread_attr_t attr, *ap = NULL;
+	cpu_set_t away, here;
+	int cpu = sched_getcpu();
 
-	pthread_mutex_lock(&p->lock);
-	if (p->held) {
-		p->slot[(p->take - 1) % RING].state = SLOT_FREE;
-		p->held = false;
-		pipe_signal(p);
-	}
-	for (;;) {
-		s = &p->slot[p->take % RING];
-		if (s->state == SLOT_READY)
-			break;
-		if (pipe_can_claim(p)) {
-			struct slot *c = pipe_claim(e, p);
-			if (c)
-				pipe_load(e, p, c);
-			continue;
+	if (cpu >= 0 && cpu < CPU_SETSIZE &&
+	    !pthread_getaffinity_np(pthread_self(), sizeof(s->allowed), &s->allowed) &&
+	    CPU_ISSET(cpu, &s->allowed)) {
+		away = s->allowed;
+		CPU_CLR(cpu, &away);
+		if (CPU_COUNT(&away) && !pthread_attr_init(&attr)) {
+			if (!pthread_attr_setaffinity_np(&attr, sizeof(away), &away))
+				ap = &attr;
+			else
+				pthread_attr_destroy(&attr);
 		}
-		pipe_wait(p);
 	}
-	p->take++;
-	p->held = true;
-	pthread_mutex_unlock(&p->lock);
-	acct_apply(e, &s->acct);
-	return s->end ? NULL : &s->cur;
+	if (ap) {
+		CPU_ZERO(&here);
+		CPU_SET(cpu, &here);
+		s->placed = !pthread_setaffinity_np(pthread_self(), sizeof(here), &here);
+	}
+	for (unsigned i = 1; i <= helpers; i++) {
+		struct scan_worker *w = &s->w[i];
+
+		*w = (struct scan_worker){ .s = s, .arg = s->args[i] };
+		w->cur = &w->own;
+		w->cbuf = &w->own_cbuf;
+		w->ccap = &w->own_ccap;
+		if (pthread_create(&w->thread, ap, scan_helper, w))
+			break;			/* fewer helpers: the others take its share */
+		s->nworkers++;
+	}
+	if (ap)
+		pthread_attr_destroy(ap);
 }
 
 /*
- * Decoder threads pay off when buffers are compressed (decoding is most of the work, and buffers
- * decode independently) and there is a second processor. POOLSCOPE_ETL_THREADS=N sets the number
- * of helper threads (0: the reader alone, as for uncompressed files).
+ * Helper threads: one less than the processors online for compressed files of 1 MiB or more.
+ * Not for small files, where starting a thread costs more than it saves, nor for uncompressed
+ * ones, where a buffer is walked in ~30 us and the threads made `etl info` on diaghub.kernel.1.etl
+ * slower (4.8 ms against 4.0 ms a run). POOLSCOPE_ETL_THREADS=N sets N for any file (0 = none;
+ * the tests use it on small files). At most MAX_HELPERS and nargs - 1.
  */
-static void pipe_start(struct ps_etl *e)
+static unsigned scan_helpers(const struct ps_etl *e, unsigned nargs)
 {
 	const char *env = getenv("POOLSCOPE_ETL_THREADS");
 	long n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
-	struct pipe *p;
 
 	if (env && *env)
 		n = strtol(env, NULL, 10);
+	else if (e->st.file_size < SCAN_MIN_FILE || !(e->hdr.log_file_mode & PS_ETL_MODE_COMPRESSED))
+		n = 0;
 	if (n > MAX_HELPERS)
 		n = MAX_HELPERS;
-	if (n <= 0 || !(e->hdr.log_file_mode & PS_ETL_MODE_COMPRESSED))
-		return;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return;				/* not fatal: the reader decodes alone */
-	if (pthread_mutex_init(&p->lock, NULL)) {
-		free(p);
-		return;
-	}
-	if (pthread_cond_init(&p->cond, NULL)) {
-		pthread_mutex_destroy(&p->lock);
-		free(p);
-		return;
-	}
-	e->pipe = p;
-	for (long i = 0; i < n; i++) {
-		if (pthread_create(&p->helper[p->nhelpers], NULL, pipe_helper, e))
-			break;			/* fewer helpers; the reader decodes what they don't */
-		p->nhelpers++;
-	}
+	if (n > (long)nargs - 1)
+		n = (long)nargs - 1;
+	return n > 0 ? (unsigned)n : 0;
 }
 
-static void pipe_stop(struct ps_etl *e)
+static int cmp_kept(const void *a, const void *b)
 {
-	struct pipe *p = e->pipe;
+	const struct kept_problem *x = *(const struct kept_problem *const *)a;
+	const struct kept_problem *y = *(const struct kept_problem *const *)b;
 
-	if (!p)
-		return;
-	pthread_mutex_lock(&p->lock);
-	p->stop = true;
-	pipe_signal(p);
-	pthread_mutex_unlock(&p->lock);
-	for (unsigned i = 0; i < p->nhelpers; i++)
-		pthread_join(p->helper[i], NULL);
-	for (unsigned i = 0; i < RING; i++) {
-		free(p->slot[i].cur.mem);
-		free(p->slot[i].cbuf);
+	if (x->buf != y->buf)
+		return x->buf < y->buf ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Workers' statistics into e; their problems into e in file order (first MAX_PROBLEMS kept). */
+static void scan_merge(struct ps_etl *e, struct scan *s)
+{
+	const struct kept_problem *all[(1 + MAX_HELPERS) * MAX_PROBLEMS];
+	unsigned n = 0;
+	uint32_t total = 0;
+
+	for (unsigned i = 0; i < s->nworkers; i++) {
+		struct scan_worker *w = &s->w[i];
+		stats_add(&e->st, &w->st);
+		total += w->nprob;
+		for (unsigned k = 0; k < w->nkept; k++)
+			all[n++] = &w->kept[k];
 	}
-	pthread_cond_destroy(&p->cond);
-	pthread_mutex_destroy(&p->lock);
-	free(p);
-	e->pipe = NULL;
+	qsort(all, n, sizeof(all[0]), cmp_kept);
+	for (unsigned i = 0; i < n; i++)
+		problem(e, all[i]->off, "%s", all[i]->msg);
+	e->st.problems += total - n;
+}
+
+int ps_etl_scan(struct ps_etl *e, ps_etl_scan_fn fn, void *const *args, unsigned nargs)
+{
+	struct ps_etl_event ev;
+	struct scan *s;
+	pthread_mutexattr_t ma;
+	unsigned helpers;
+	int r;
+
+	if ((e->flags & PS_ETL_ORDERED) || !nargs)
+		return -EINVAL;
+	/* The rest of a buffer ps_etl_next() started comes first, as a walk would have it. */
+	while (cursor_next(e, NULL, &e->cur, &ev)) {
+		e->st.events++;
+		r = fn(args[0], &ev);
+		if (r < 0) {
+			e->cur.loaded = false;
+			e->done = true;
+			return r;
+		}
+	}
+	if (e->done)
+		return 0;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->e = e;
+	s->fn = fn;
+	pthread_mutexattr_init(&ma);
+#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
+	/* Held for one pread: spinning a little beats a futex sleep and wake-up. */
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+	r = pthread_mutex_init(&s->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	if (r) {
+		free(s);
+		return -r;
+	}
+	s->w[0] = (struct scan_worker){ .s = s, .arg = args[0], .cur = &e->cur, .cbuf = &e->cbuf,
+					.ccap = &e->ccap };
+	s->nworkers = 1;
+	s->args = args;
+	helpers = scan_helpers(e, nargs);
+	if (helpers)
+		scan_start_helpers(s, helpers);
+	scan_work(&s->w[0]);
+	for (unsigned i = 1; i < s->nworkers; i++)
+		pthread_join(s->w[i].thread, NULL);
+	if (s->placed)
+		pthread_setaffinity_np(pthread_self(), sizeof(s->allowed), &s->allowed);
+	scan_merge(e, s);
+	for (unsigned i = 1; i <= helpers; i++) {
+		free(s->w[i].own.mem);
+		free(s->w[i].own_cbuf);
+	}
+	r = s->rc;
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	e->cur.loaded = false;
+	e->done = true;
+	return r;
 }
 
 /* --- public -------------------------------------------------------------------------------- */
@@ -1041,9 +1204,6 @@ int ps_etl_open_fd(struct ps_etl **out, int fd, const char *name, unsigned flags
 		}
 		for (uint32_t c = 0; c < e->ncpus; c++)
 			cpu_advance(e, &e->cpus[c]);
-	} else {
-		e->walk = &e->cur;
-		pipe_start(e);
 	}
 	*out = e;
 	return 0;
@@ -1076,7 +1236,6 @@ void ps_etl_close(struct ps_etl *e)
 {
 	if (!e)
 		return;
-	pipe_stop(e);			/* before the fd closes: helpers read from it */
 	if (e->own_fd && e->fd >= 0)
 		close(e->fd);
 	free(e->cur.mem);
@@ -1118,34 +1277,18 @@ int ps_etl_next(struct ps_etl *e, struct ps_etl_event *ev)
 		return 1;
 	}
 	for (;;) {
-		if (cursor_next(e, e->walk, ev)) {
+		if (cursor_next(e, NULL, &e->cur, ev)) {
 			e->st.events++;
 			return 1;
 		}
 		if (e->done)
 			return 0;
-		if (e->pipe) {
-			e->walk = pipe_next(e);
-			if (!e->walk) {
-				e->walk = &e->cur;	/* not loaded: the walk stays ended */
-				e->cur.loaded = false;
-				e->done = true;
-				return 0;
-			}
-			continue;
-		}
-		struct bufref ref;
 		struct acct a = { 0 };
-		int r = read_ref(e, &a, e->next_off, e->next_index, &ref);
-		if (r > 0) {
-			e->next_off += ref.size;
-			e->next_index++;
-			load_buffer(e, &a, &e->cur, &ref, &e->cbuf, &e->ccap);
-		}
+		int r = chain_next(e, &a, &e->cur, &e->cbuf, &e->ccap);
+		if (r > 0)
+			load_finish(&a, &e->cur, e->cbuf);
 		acct_apply(e, &a);
-		if (r <= 0) {
-			e->done = true;
+		if (r < 0)
 			return 0;
-		}
 	}
 }

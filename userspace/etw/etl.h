@@ -8,9 +8,9 @@
  * whole file): in PS_ETL_ORDERED mode it indexes the buffer headers first, then merges the
  * per-processor buffer sequences by event timestamp (global time order, what pairing and stack
  * matching need); otherwise it walks the file front to back (what `etl info` needs, fastest).
- * In file order over a compressed file, helper threads (one less than the processors, at most 3;
- * POOLSCOPE_ETL_THREADS=N overrides, 0 = none) decompress up to 4 buffers ahead of the reader;
- * statistics and problems still come out in file order, identical to a single-threaded walk.
+ * ps_etl_scan() is the file-order walk for whole-file statistics on several threads: each worker
+ * reads, decompresses and walks whole buffers of its own (one buffer per worker in memory), and
+ * statistics and problems are merged back in file order, identical to a single-threaded walk.
  *
  * Errors keep what is sound: a bad event ends its buffer, a bad buffer is skipped when its size
  * is believable, a truncated file ends the walk. Every problem is counted and the first ones are
@@ -80,7 +80,11 @@ struct ps_etl_logfile {
 	uint32_t header_buffer_state;
 };
 
-/* One event as found in a buffer. Pointers are valid until the next ps_etl_next(). */
+/*
+ * One event as found in a buffer. Pointers are valid until the next ps_etl_next(). The reader
+ * clears only the fields before raw per event: a field that some header kinds leave unset
+ * belongs there.
+ */
 struct ps_etl_event {
 	uint8_t htype;			/* PS_ETL_HT_* */
 	uint8_t ptr_size;		/* 4 or 8: pointer size of the payload */
@@ -140,6 +144,28 @@ const char *ps_etl_problem(const struct ps_etl *e, unsigned i);
  * ps_etl_stats()->problems); a read error returns -errno.
  */
 int ps_etl_next(struct ps_etl *e, struct ps_etl_event *ev);
+
+/*
+ * Per-event callback of ps_etl_scan(), on the worker's thread; ev is valid during the call only.
+ * A negative return stops the scan, which then returns it.
+ */
+typedef int (*ps_etl_scan_fn)(void *arg, const struct ps_etl_event *ev);
+
+/*
+ * Walks the rest of a file-order handle (flags without PS_ETL_ORDERED) and calls fn(args[w], ev)
+ * for every event, on up to nargs workers: the calling thread (w = 0) and helper threads (one
+ * less than the processors online, at most 3, for compressed files of 1 MiB or more;
+ * POOLSCOPE_ETL_THREADS=N sets N for any file, 0 = none). The events of one buffer go to one
+ * worker, in order; buffers are shared out in no fixed order, so what fn accumulates must not
+ * depend on the order across buffers (ev->buf_index and ev->buf_off give each event's place in
+ * the file). Afterwards
+ * ps_etl_stats() and ps_etl_problem() read exactly as after a ps_etl_next() walk, and
+ * ps_etl_next() returns 0. With helpers, the calling thread is held on its current processor
+ * and the helpers start on the others (its own affinity mask is restored before returning).
+ * Returns 0, fn's negative return, or -errno.
+ */
+int ps_etl_scan(struct ps_etl *e, ps_etl_scan_fn fn, void *const *args, unsigned nargs);
+#define PS_ETL_SCAN_MAX 4	/* workers ps_etl_scan() uses at most: nargs beyond is unused */
 
 /* Raw timestamp -> ns since the Unix epoch, as TraceEvent converts (see docs/etw.md). */
 int64_t ps_etl_wall_ns(const struct ps_etl_logfile *h, int64_t ts);

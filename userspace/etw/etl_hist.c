@@ -62,38 +62,34 @@ static inline unsigned recent_slot(const struct ps_etl_event *ev)
 	return (ev->id * 7u + ev->type + (ev->guid ? ev->guid[0] : 0)) & 63;
 }
 
-/* The table lookup and insertion (kinds not found in kidx or recent). */
-static __attribute__((noinline)) int hist_add_slow(struct ps_etl_hist *h,
-						   const struct ps_etl_event *ev)
+/*
+ * The entry for a kind, created with a zero count when new (kidx, not recent, updated then).
+ * NULL when out of memory.
+ */
+static struct ps_etl_hist_ent *find_or_add(struct ps_etl_hist *h, bool kernel, uint8_t g,
+					   uint8_t t, uint16_t id, const uint8_t *guid,
+					   uint32_t *idx)
 {
-	static const uint8_t zero[16];
-	bool kernel = ev->kernel;
-	const uint8_t *guid = kernel ? NULL : ev->guid ? ev->guid : zero;
-	uint8_t g = kernel ? ev->group : 0;
-	uint8_t t = ev->type;
-	uint16_t id = ev->id;
 	uint64_t k;
 	size_t j;
 
 	if (kernel && !h->kidx && !(h->kidx = calloc(65536, sizeof(*h->kidx))))
-		return -ENOMEM;
+		return NULL;
 	if ((h->n + 1) * 2 > h->nslot && grow(h) < 0)
-		return -ENOMEM;
+		return NULL;
 	k = key_hash(kernel, g, t, id, guid);
 	for (j = k & (h->nslot - 1); h->slot[j]; j = (j + 1) & (h->nslot - 1)) {
 		struct ps_etl_hist_ent *e = &h->ent[h->slot[j] - 1];
 		if (same(e, kernel, g, t, id, guid)) {
-			e->count++;
-			if (!kernel)
-				h->recent[recent_slot(ev)] = h->slot[j];
-			return 0;
+			*idx = h->slot[j];
+			return e;
 		}
 	}
 	if (h->n == h->cap) {
 		size_t nc = h->cap ? h->cap * 2 : 64;
 		struct ps_etl_hist_ent *n = realloc(h->ent, nc * sizeof(*n));
 		if (!n)
-			return -ENOMEM;
+			return NULL;
 		h->ent = n;
 		h->cap = nc;
 	}
@@ -103,15 +99,57 @@ static __attribute__((noinline)) int hist_add_slow(struct ps_etl_hist *h,
 	e->group = g;
 	e->type = t;
 	e->id = id;
-	e->htype = ev->htype;
+	e->first_buf = e->first_off = UINT32_MAX;
 	if (guid)
 		memcpy(e->guid, guid, 16);
-	e->count = 1;
 	h->slot[j] = (uint32_t)++h->n;
+	*idx = (uint32_t)h->n;
 	if (kernel)
 		h->kidx[(uint32_t)g << 8 | t] = (uint32_t)h->n;
-	else
-		h->recent[recent_slot(ev)] = (uint32_t)h->n;
+	return e;
+}
+
+/* The table lookup and insertion (kinds not found in kidx or recent). */
+static __attribute__((noinline)) int hist_add_slow(struct ps_etl_hist *h,
+						   const struct ps_etl_event *ev)
+{
+	static const uint8_t zero[16];
+	bool kernel = ev->kernel;
+	const uint8_t *guid = kernel ? NULL : ev->guid ? ev->guid : zero;
+	uint32_t idx;
+	struct ps_etl_hist_ent *e = find_or_add(h, kernel, kernel ? ev->group : 0, ev->type, ev->id,
+						guid, &idx);
+
+	if (!e)
+		return -ENOMEM;
+	if (!e->count++) {
+		e->htype = ev->htype;
+		e->first_buf = ev->buf_index;
+		e->first_off = ev->buf_off;
+	}
+	if (!kernel)
+		h->recent[recent_slot(ev)] = idx;
+	return 0;
+}
+
+int ps_etl_hist_merge(struct ps_etl_hist *dst, const struct ps_etl_hist *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct ps_etl_hist_ent *s = &src->ent[i];
+		uint32_t idx;
+		struct ps_etl_hist_ent *e = find_or_add(dst, s->kernel, s->group, s->type, s->id,
+							s->kernel ? NULL : s->guid, &idx);
+
+		if (!e)
+			return -ENOMEM;
+		if (!e->count || s->first_buf < e->first_buf ||
+		    (s->first_buf == e->first_buf && s->first_off < e->first_off)) {
+			e->htype = s->htype;
+			e->first_buf = s->first_buf;
+			e->first_off = s->first_off;
+		}
+		e->count += s->count;
+	}
 	return 0;
 }
 

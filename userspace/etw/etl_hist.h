@@ -12,10 +12,11 @@
 struct ps_etl_hist_ent {
 	bool kernel;
 	uint8_t group, type;
-	uint8_t htype;			/* header type of the first one seen */
+	uint8_t htype;			/* header type of the first one in the file */
 	uint16_t id;
 	uint8_t guid[16];
 	uint64_t count;
+	uint32_t first_buf, first_off;	/* where that first one is (buffer index, offset) */
 };
 
 struct ps_etl_hist {
@@ -28,6 +29,12 @@ struct ps_etl_hist {
 };
 
 int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev);
+/*
+ * Adds src's counts into dst (histograms of different parts of a file, as ps_etl_scan() workers
+ * build them); a kind's header type is that of its first event in the file, whichever part it
+ * was in, so the result does not depend on how the buffers were shared out.
+ */
+int ps_etl_hist_merge(struct ps_etl_hist *dst, const struct ps_etl_hist *src);
 /* Sorts entries: kernel first by (group, type), then by GUID and id. */
 void ps_etl_hist_sort(struct ps_etl_hist *h);
 uint64_t ps_etl_hist_kernel(const struct ps_etl_hist *h, uint8_t group, uint8_t type);

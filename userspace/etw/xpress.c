@@ -7,10 +7,11 @@
  * Every length and offset is checked against what is left, so the loop always advances through
  * the input and cannot run away.
  *
- * Two loops. The fast one runs while at least MARGIN bytes of input and of output are left, so
- * nothing it reads or writes needs a bounds check except what a token says (its distance, and
- * the length of an escaped match): it copies literal runs and short matches with fixed-size
- * moves that overshoot into that margin (later writes replace the excess). It also takes the
+ * Two loops. The fast one runs while IN_MARGIN bytes of input and OUT_MARGIN of output are left
+ * at the start of a flag word, so nothing it reads or writes within the word needs a bounds
+ * check except what a token says (its distance, and the length of an escaped match): it copies
+ * literal runs and short matches with fixed-size moves that overshoot into that margin (later
+ * writes replace the excess). It also takes the
  * literal/match decision without a branch per bit: the flag bits live in a 64-bit word with a
  * sentinel 1 below the last valid bit, so count-leading-zeros gives the length of the literal
  * run before the next match (or before the sentinel, when the word is used up). On real relogged
@@ -27,10 +28,14 @@
 #include "etw/xpress.h"
 
 /*
- * What one fast-loop step may touch past its start: a 32-byte literal copy, then a token with
- * every escape (2 + 1 + 1 + 2 + 4 bytes) or a 16-byte match copy.
+ * The fast loop checks its margins once per flag word, not per token: within a word it can
+ * consume at most 4 + 32 x 2 input bytes (flag word, match tokens) plus 8 of one escape (after
+ * which it checks again) and read 32 past that (the blind literal copy), so 128 bytes of input;
+ * and write at most 32 x 9 bytes (literals and unescaped matches, length <= 9) plus a 32-byte
+ * overshoot, so 320 bytes of output (escaped matches check their length against the end).
  */
-#define MARGIN		48
+#define IN_MARGIN	128
+#define OUT_MARGIN	352
 /* The flag word when all of its 32 bits are consumed: only the sentinel is left. */
 #define FLAGS_EMPTY	(1ull << 63)
 
@@ -120,79 +125,81 @@ long ps_xpress_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t 
 	uint64_t flags = FLAGS_EMPTY;
 	size_t off, len;
 
-	if (inlen > MARGIN && cap > MARGIN) {
-		const uint8_t *in_fast = in_end - MARGIN;
-		uint8_t *out_fast = out_end - MARGIN;
+	if (inlen > IN_MARGIN && cap > OUT_MARGIN) {
+		const uint8_t *in_fast = in_end - IN_MARGIN;
+		uint8_t *out_fast = out_end - OUT_MARGIN;
 
 		while (ip <= in_fast && op <= out_fast) {
-			if (flags == FLAGS_EMPTY) {
-				flags = load_flags(ip);
-				ip += 4;
-				continue;	/* margins again: the flag word used 4 of them */
-			}
-			/* the literals before the next 1 bit: 0..32, copied blindly */
-			unsigned run = (unsigned)__builtin_clzll(flags);
+			flags = load_flags(ip);	/* flags is empty here */
+			ip += 4;
+			for (;;) {
+				/* the literals before the next 1 bit: 0..32, copied blindly */
+				unsigned run = (unsigned)__builtin_clzll(flags);
 
-			copy16(op, ip);
-			copy16(op + 16, ip + 16);
-			op += run;
-			ip += run;
-			flags <<= run;
-			if (flags == FLAGS_EMPTY)
-				continue;
-			flags <<= 1;		/* the match bit */
-			tok_at = ip;
-			uint32_t tok = rd16(ip);
-			ip += 2;
-			off = (tok >> 3) + 1;
-			len = tok & 7;
-			if (len == 7) {
-				/* a length escape: nibble, byte, u16, u32, all inside the margin */
-				if (!nibble) {
-					nibble = ip++;
-					len = *nibble & 15;
-				} else {
-					len = *nibble >> 4;
-					nibble = NULL;
-				}
-				if (len == 15) {
-					len = *ip++;
-					if (len == 255) {
-						len = rd16(ip);
-						ip += 2;
-						if (len == 0) {
-							len = rd32(ip);
-							ip += 4;
-						}
-						if (len < 15 + 7)
-							goto corrupt_tok;
-						len -= 15 + 7;
+				copy16(op, ip);
+				copy16(op + 16, ip + 16);
+				op += run;
+				ip += run;
+				flags <<= run;
+				if (flags == FLAGS_EMPTY)
+					break;		/* next word, margins checked again */
+				flags <<= 1;		/* the match bit */
+				tok_at = ip;
+				uint32_t tok = rd16(ip);
+				ip += 2;
+				off = (tok >> 3) + 1;
+				len = tok & 7;
+				if (len == 7) {
+					/* a length escape: nibble, byte, u16, u32, inside the margin */
+					if (!nibble) {
+						nibble = ip++;
+						len = *nibble & 15;
+					} else {
+						len = *nibble >> 4;
+						nibble = NULL;
 					}
-					len += 15;
+					if (len == 15) {
+						len = *ip++;
+						if (len == 255) {
+							len = rd16(ip);
+							ip += 2;
+							if (len == 0) {
+								len = rd32(ip);
+								ip += 4;
+							}
+							if (len < 15 + 7)
+								goto corrupt_tok;
+							len -= 15 + 7;
+						}
+						len += 15;
+					}
+					len += 7 + 3;
+					if (off > (size_t)(op - out))
+						goto corrupt_tok;
+					if (len > (size_t)(out_end - op))
+						goto nospace;
+					if (len + 16 <= (size_t)(out_end - op))
+						copy_match(op, off, len);
+					else
+						copy_exact(op, off, len);
+					op += len;
+					/* the only unbounded step: check the margins before going on */
+					if (ip > in_fast || op > out_fast)
+						goto careful;
+					continue;
 				}
-				len += 7 + 3;
+				len += 3;
 				if (off > (size_t)(op - out))
 					goto corrupt_tok;
-				if (len > (size_t)(out_end - op))
-					goto nospace;
-				if (len + 16 <= (size_t)(out_end - op))
-					copy_match(op, off, len);
+				if (off >= len)
+					copy16(op, op - off);	/* one move: the source is all behind */
 				else
-					copy_exact(op, off, len);
+					copy_match(op, off, len);
 				op += len;
-				continue;
 			}
-			len += 3;
-			if (off > (size_t)(op - out))
-				goto corrupt_tok;
-			if (off >= len)
-				copy16(op, op - off);	/* one move: the source is all behind */
-			else
-				copy_match(op, off, len);
-			op += len;
 		}
 	}
-
+careful:
 	/* The last bytes: one flag bit at a time, every read and write checked. */
 	for (;;) {
 		if (flags == FLAGS_EMPTY) {
