@@ -5,7 +5,8 @@
 # pread, page cache): the physical limits of this machine. (2) IOPS lost while `poolscope
 # record` runs at defaults during the SMB load: rounds alternate without/with recording (order
 # flipped every round), paired ratio per round, median. Target: <= 2% loss.
-# Env: O, POOLSCOPE, PS_BENCH_ROUNDS (5), PS_BENCH_SECS (15).
+# (3) CPU taken by the recorder's BPF programs and process during one SMB run.
+# Env: O, POOLSCOPE, PS_BENCH_ROUNDS (5), PS_BENCH_SECS (15), PS_BENCH_PARTS ("compare loss cpu").
 set -u
 cd "$(dirname "$0")/../.."
 O=${O:-.output}
@@ -23,6 +24,9 @@ iops() { sed -n 's/^result:.* iops=\([0-9]*\).*/\1/p' <<< "$1" | head -1; }
 smb() { $PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1; }
 med() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{if(NR%2)print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared machine: numbers are noisy)"
+PARTS=${PS_BENCH_PARTS:-compare loss cpu}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+if part compare; then
 echo "== SMB vs local, $ROUNDS rounds x ${SECS}s, 8k randread qd16 x2"
 s_all="" u_all="" p_all="" ratios=""
 for r in $(seq "$ROUNDS"); do
@@ -36,6 +40,8 @@ for r in $(seq "$ROUNDS"); do
 done
 ms=$(med <<< "$s_all"); mu=$(med <<< "$u_all"); mp=$(med <<< "$p_all")
 echo "  median: smb $ms IOPS, local io_uring $mu, local pread $mp; local/smb (paired median) $(med <<< "$ratios")x"
+fi
+if part loss; then
 echo "== IOPS lost while recording (record at defaults), $ROUNDS rounds x ${SECS}s"
 if ! "$P" help record >/dev/null 2>&1; then
 	echo "bench smb: FAIL: $P has no record command; recording-overhead part not run"
@@ -62,3 +68,44 @@ done
 ml=$(med <<< "$loss")
 echo "  median: without $(med <<< "$base_all") IOPS, with record $(med <<< "$rec_all"); paired median loss $ml% (target <= 2%)"
 awk -v l="$ml" 'BEGIN{exit !(l <= 2)}' && echo "  target met" || echo "  target NOT met"
+fi
+part cpu || exit 0
+# The IOPS of this CPU-bound workload swing by +-20% from run to run on this host, more than
+# the recorder can cost, so also measure what the recorder takes directly: the CPU time of its
+# BPF programs (kernel.bpf_stats_enabled, which adds its own clock reads: an upper bound) and of
+# its process, both stored in the trace every interval (counters bpf_stats.*, recorder.cpu_ns),
+# over the intervals of one recorded SMB run after its ramp. On a CPU-bound load that share of
+# the machine bounds the IOPS recording can take away.
+echo "== CPU taken by the recorder during an SMB run (bpf_stats on)"
+prev=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'sysctl -q kernel.bpf_stats_enabled=$prev; tests/smbserver.sh stop >/dev/null 2>&1; rm -rf "$PS_SMB_DIR"' EXIT
+sysctl -q kernel.bpf_stats_enabled=1
+# cpu_run LABEL [record options]: one recorded SMB run, then its CPU figures from the trace.
+cpu_run() {
+	local label=$1 db=$PS_SMB_DIR/c.db out w a=3 b
+	shift
+	out=$("$P" record -o "$db" --force -q "$@" --duration $((SECS + 20)) -- \
+		$PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1)
+	w=$(iops "$out")
+	[ -n "$w" ] || { echo "$out" | tail -5; die "recorded run failed ($label)"; }
+	# window: from the 3rd interval (after the ramp) to the last one with workload IOs
+	b=$(sqlite3 "$db" "SELECT max(interval) FROM workload WHERE ios > 0")
+	[ -n "$b" ] && [ "$b" -gt $((a + 2)) ] || die "recorded run too short for the cpu part ($a..$b)"
+	sum() { sqlite3 "$db" "SELECT coalesce(sum(value), 0) FROM counters WHERE interval = $2 AND name LIKE '$1'"; }
+	tq() { sqlite3 "$db" "SELECT t_ns FROM intervals WHERE idx = $1"; }
+	echo "$(sum 'bpf_stats.%.run_ns' $a) $(sum 'bpf_stats.%.run_ns' $b) $(sum 'bpf_stats.%.runs' $a) \
+$(sum 'bpf_stats.%.runs' $b) $(sum recorder.cpu_ns $a) $(sum recorder.cpu_ns $b) $(tq $a) $(tq $b) \
+$(nproc)" | awk -v w="$w" -v l="$label" '{
+		dt = ($8 - $7) / 1e9; rt = ($2 - $1) / 1e9; n = $4 - $3; uc = ($6 - $5) / 1e9
+		if (dt <= 0 || n <= 0) { print "  " l ": no bpf_stats in the trace"; exit 1 }
+		printf "  %-22s BPF %5.2f%% of a CPU (%.0f ev/s, %3.0f ns/run), process %4.2f%%, together %4.2f%% of %d CPUs; %s IOPS\n",
+			l, rt / dt * 100, n / dt, rt * 1e9 / n, uc / dt * 100, (rt + uc) / dt / $9 * 100, $9, w
+	}'
+}
+echo "  (bpf_stats adds two clock reads to every run: compare against the empty programs, whose"
+echo "  ns/run is that overhead; the tp_btf dispatch itself is not in these figures: see"
+echo "  record_cost.sh's added ns/event of the empty programs)"
+cpu_run "empty programs" --empty-probes
+cpu_run "record (defaults)"
+cpu_run "record --site-sample 64" --site-sample 64
+sysctl -q kernel.bpf_stats_enabled=$prev

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -761,8 +762,20 @@ static int write_counters(struct rec *r)
 	if (!e)
 		e = ps_trace_add_counter(r->t, "preexisting_frees",
 					 r->totals[PS_C_PREEXISTING_FREES] * sc);
-	for (struct bpf_program *p = bpf_object__next_program(r->skel->obj, NULL); p && !e;
-	     p = bpf_object__next_program(r->skel->obj, p)) {
+	return e;
+}
+
+/*
+ * Per program: recursion misses (events lost to re-entry on a CPU) and, while
+ * kernel.bpf_stats_enabled=1, run count and run time; then the recorder's own CPU time. Also
+ * for the empty benchmark probes, whose run time is the floor the recorder's is compared with.
+ */
+static int write_prog_stats(struct rec *r, struct bpf_object *obj)
+{
+	int e = 0;
+
+	for (struct bpf_program *p = bpf_object__next_program(obj, NULL); p && !e;
+	     p = bpf_object__next_program(obj, p)) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		char name[96];
@@ -771,6 +784,24 @@ static int write_counters(struct rec *r)
 			continue;
 		snprintf(name, sizeof(name), "recursion_misses.%s", bpf_program__name(p));
 		e = ps_trace_add_counter(r->t, name, info.recursion_misses);
+		/* Only counted while kernel.bpf_stats_enabled=1 (it costs two clock reads a run). */
+		if (!e && info.run_cnt) {
+			snprintf(name, sizeof(name), "bpf_stats.%s.run_ns", bpf_program__name(p));
+			e = ps_trace_add_counter(r->t, name, (int64_t)info.run_time_ns);
+			snprintf(name, sizeof(name), "bpf_stats.%s.runs", bpf_program__name(p));
+			if (!e)
+				e = ps_trace_add_counter(r->t, name, (int64_t)info.run_cnt);
+		}
+	}
+	/* The recorder's own CPU time (user + system), so a trace says what recording cost. */
+	if (!e) {
+		struct rusage ru;
+
+		if (!getrusage(RUSAGE_SELF, &ru))
+			e = ps_trace_add_counter(r->t, "recorder.cpu_ns",
+						 ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+						 1000000000LL + ((int64_t)ru.ru_utime.tv_usec +
+						 ru.ru_stime.tv_usec) * 1000LL);
 	}
 	return e;
 }
@@ -878,6 +909,9 @@ static int write_interval(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t d
 				return e;
 		}
 	}
+	e = write_prog_stats(r, r->skel ? r->skel->obj : r->empty->obj);
+	if (e)
+		goto out_trace;
 	e = ps_meminfo_write(r->t, "/proc/meminfo", perr, sizeof(perr));
 	if (!e)
 		e = ps_slabinfo_write(r->t, "/proc/slabinfo", perr, sizeof(perr));
