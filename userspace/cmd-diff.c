@@ -37,6 +37,21 @@ static double run_secs(const struct ps_report *rep)
 	return s > 0 ? s : 1;
 }
 
+/* A tag must grow at least this much over run B to be listed (smaller is allocator noise). */
+#define PS_DIFF_MIN_GROWTH (64 * 1024)
+
+/*
+ * Normalised growth: per IO it is often a fraction of a byte (300 KB over a million IOs), which
+ * the byte formatter would round to "+0 B".
+ */
+static void fmt_norm(char *buf, size_t len, double v)
+{
+	if (v != 0 && v > -10 && v < 10)
+		snprintf(buf, len, "%+.2f B", v);
+	else
+		ps_fmt_bytes(buf, len, v, true);
+}
+
 static uint64_t run_ios(const struct ps_run *r)
 {
 	uint64_t n = 0;
@@ -58,7 +73,7 @@ static int cmd_diff(int argc, char **argv)
 	struct ps_rules *rs = NULL;
 	char rbuf[PATH_MAX], err[512] = "", k1[512], k2[512], lb[256], s1[32], s2[32];
 	const char *rules_path = NULL;
-	long top = 15, shown = 0;
+	long top = 15, shown = 0, unconfirmed = 0;
 	int c, rc = PS_EXIT_FAIL;
 	bool per_io;
 	double na, nb;
@@ -80,7 +95,8 @@ static int cmd_diff(int argc, char **argv)
 
 			fprintf(f, "usage: poolscope diff A B [--rules FILE] [--top N]\n"
 				"Tags growing in B but not in A (growth per second, or per IO when both\n"
-				"runs have workload counters), then per-path totals side by side.\n"
+				"runs have workload counters; at least 64 KiB over run B), then per-path\n"
+				"totals side by side.\n"
 				"  -n, --top N       list N tags (default 15, 0 = all)\n"
 				"  -r, --rules FILE  attribution rules (default analysis/rules/default.rules)\n"
 				"EXAMPLES\n  poolscope diff local.db remote.db\n");
@@ -118,13 +134,14 @@ static int cmd_diff(int argc, char **argv)
 	nb = per_io ? (double)run_ios(rb) : run_secs(&b);
 	printf("growth per %s: A %s, B %s\n", per_io ? "IO" : "second", argv[optind],
 	       argv[optind + 1]);
-	printf("%-34s %10s %10s %s\n", "TAG (growing in B, not in A)", "A", "B", "CLASS");
+	printf("%-32s %9s %9s %s\n", "TAG (growing in B, not in A)", "A", "B", "CLASS");
 	/* --top 0 lists every tag, as in report */
 	for (size_t i = 0; i < b.nrows && (!top || shown < top); i++) {
 		const struct ps_report_row *w = &b.rows[i];
 		double ga = 0, gb = w->g.growth / nb;
 
-		if (w->g.growth <= 0 || (w->ts->tag.flags & PS_TAG_F_SLAB_BACKING))
+		/* below PS_DIFF_MIN_GROWTH over the whole run B a tag is noise, not a finding */
+		if (w->g.growth < PS_DIFF_MIN_GROWTH || (w->ts->tag.flags & PS_TAG_F_SLAB_BACKING))
 			continue;
 		tag_key(&w->ts->tag, k2, sizeof(k2));
 		for (size_t j = 0; j < a.nrows; j++) {
@@ -136,14 +153,19 @@ static int cmd_diff(int argc, char **argv)
 		if (ga > gb / 10)
 			continue;
 		ps_tag_label(&w->ts->tag, lb, sizeof(lb));
-		lb[34] = '\0';
-		ps_fmt_bytes(s1, sizeof(s1), ga, true);
-		ps_fmt_bytes(s2, sizeof(s2), gb, true);
-		printf("%-34s %10.10s %10.10s %.22s\n", lb, s1, s2, w->a.cls);
+		lb[32] = '\0';
+		fmt_norm(s1, sizeof(s1), ga);
+		fmt_norm(s2, sizeof(s2), gb);
+		printf("%-32s %9.9s %9.9s %.24s%s\n", lb, s1, s2, w->a.cls,
+		       w->slab.unconfirmed ? " ?" : "");
+		unconfirmed += w->slab.unconfirmed;
 		shown++;
 	}
 	if (!shown)
 		printf("(none)\n");
+	if (unconfirmed)
+		printf("? /proc/slabinfo did not grow with these tags: their frees went untraced "
+		       "(kfree_rcu/bulk)\n");
 	printf("\nper path (A then B):\n");
 	ps_report_print_paths(stdout, &a, PS_FMT_TEXT);
 	ps_report_print_paths(stdout, &b, PS_FMT_TEXT);

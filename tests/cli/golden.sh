@@ -116,8 +116,8 @@ tag_has report_linux.json "$leak" '"class":"file-services/smb-server","evidence"
 # slabinfo kmalloc-256 grows 8192 objects x 256 B a second: the leak, fully confirmed
 tag_has report_linux.json "$leak" "\"growth_bytes\":$((29 * 8192 * 256)),\"tracked_growth_bytes\":$((29 * 2 * MiB)),\"confirmed_share\":1.0000,\"unconfirmed\":false" leak-slabinfo
 # maple_node: tags 64 KiB/s, slabinfo 64 x 256 B/s: a quarter confirmed, score 1 x 0.25
-tag_has report_linux.json maple_node "\"growth_bytes\":$((29 * 64 * 256)),\"tracked_growth_bytes\":$((29 * 64 * 1024)),\"confirmed_share\":0.2500,\"unconfirmed\":true" maple-unconfirmed
-tag_has report_linux.json maple_node '"leak_score":0.2500' maple-score-scaled
+tag_has report_linux.json maple_node@mas_alloc_nodes+0x1b8 "\"growth_bytes\":$((29 * 64 * 256)),\"tracked_growth_bytes\":$((29 * 64 * 1024)),\"confirmed_share\":0.2500,\"unconfirmed\":true" maple-unconfirmed
+tag_has report_linux.json maple_node@mas_alloc_nodes+0x1b8 '"leak_score":0.2500' maple-score-scaled
 has report_linux.txt "  slabinfo maple_node +464 KiB of tracked +1.81 MiB: untraced frees?" maple-text
 # page cache: a perfect line, but reclaimable: score halved, flagged (R)
 tag_has report_linux.json order-0@filemap_alloc_folio_noprof+0x2e '"leak_score":0.5000' pagecache-halved
@@ -145,7 +145,7 @@ has report_linux_top3.txt "tracked growth +68.5 MiB" top3-totals-all-tags
 	|| { echo "FAIL hand/top3-rows: expected header + 3 tags + 2 total lines"; failed=1; }
 # diff: per IO, remote 30 x 1000, local 30 x 3000; the leak 58 MiB / 30000 = 2027.25 B
 has diff_local_linux.txt "growth per IO: A local.db, B linux.db" diff-per-io
-has diff_local_linux.txt "kmalloc-256@smb2_read+0x1a2               0 B  +1.98 KiB file-services/smb-serv" diff-leak
+has diff_local_linux.txt "kmalloc-256@smb2_read+0x1a2            0 B +1.98 KiB file-services/smb-server" diff-leak
 ! grep -q "maple_node\|dentry\|allocate_slab" "$EXP/diff_local_linux.txt" && echo "ok hand/diff-both-runs-filtered" \
 	|| { echo "FAIL hand/diff-both-runs-filtered: tags growing in both runs (or slab-backing) listed"; failed=1; }
 # --by path: smb-server = the leak 58 MiB + the 512 KiB plateau; backing pages in no path
