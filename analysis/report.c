@@ -421,7 +421,11 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 			char cls[64];
 
 			ps_tag_label(&w->ts->tag, lb, sizeof(lb));
-			snprintf(cls, sizeof(cls), "%s%s", w->a.cls, w->reclaimable ? " (R)" : "");
+			/* tags split by context share a label: say which one this is */
+			snprintf(cls, sizeof(cls), "%s%s%s%s%s", w->a.cls, w->reclaimable ? " (R)" : "",
+				 w->ts->tag.ctx && strcmp(w->ts->tag.ctx, "task") ? " [" : "",
+				 w->ts->tag.ctx && strcmp(w->ts->tag.ctx, "task") ? w->ts->tag.ctx : "",
+				 w->ts->tag.ctx && strcmp(w->ts->tag.ctx, "task") ? "]" : "");
 			ps_fmt_bytes(b1, sizeof(b1), (double)w->g.end, false);
 			ps_fmt_bytes(b2, sizeof(b2), (double)w->g.growth, true);
 			ps_fmt_bytes(b3, sizeof(b3), w->g.rate, true);
