@@ -42,6 +42,7 @@ const volatile __u32 kmalloc_max = 8192;	/* KMALLOC_MAX_CACHE_SIZE (2 pages) */
 /* The gfp bits kmalloc_type() looks at; the loader reads them from BTF (an anonymous enum of
  * ___GFP_*_BIT since 6.10, which CO-RE cannot name), these are the values of the old defines. */
 const volatile __u32 gfp_dma = 0x01, gfp_reclaimable = 0x10, gfp_account = 0x400000;
+const volatile __u32 self_tgid;		/* the recorder: its own allocations get no tags */
 const volatile __u8 filter_on;
 const volatile __u8 filter_comm_on;
 const volatile __u32 filter_tgid;
@@ -404,6 +405,18 @@ static __noinline void track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
 	__u64 bytes = pv.bytes;
 	long err;
 
+	/*
+	 * The recorder's own sampled allocations (the page cache of the trace it writes, map
+	 * reads) would rank among the suspects: counted in their class, not tagged. Objects the
+	 * class side needs the pointer map for (large kmalloc, percpu, kmalloc without the kfunc)
+	 * are still tracked.
+	 */
+	if (self_tgid && (pv.tag.kind == PS_K_SLAB || pv.tag.kind == PS_K_PAGE ||
+			  (pv.tag.kind == PS_K_KMALLOC && !no_kfunc)) &&
+	    (bpf_get_current_pid_tgid() >> 32) == self_tgid) {
+		count(PS_C_SELF_SKIPPED);
+		return;
+	}
 	count(PS_C_SAMPLED_ALLOCS);
 	pv.tag.ctx = get_ctx(ctx);
 	tv = tag_get(&pv.tag);

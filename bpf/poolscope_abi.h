@@ -79,6 +79,7 @@ enum ps_counter {
 	PS_C_DROP_CACHEINFO_FULL,
 	PS_C_NO_KMEM_CACHE,	/* kfree of a pointer with no slab cache and not tracked   */
 	PS_C_STACKS_TAKEN,
+	PS_C_SELF_SKIPPED,	/* sampled allocations by the recorder itself, not tagged      */
 	PS_C_MAX
 };
 

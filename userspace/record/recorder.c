@@ -80,6 +80,7 @@ static const char *const counter_names[PS_C_MAX] = {
 	[PS_C_DROP_CACHEINFO_FULL] = "drops.cache_info_map_full",
 	[PS_C_NO_KMEM_CACHE] = "kfree_untracked_nonslab",
 	[PS_C_STACKS_TAKEN] = "stacks_taken",
+	[PS_C_SELF_SKIPPED] = "self_skipped",
 };
 
 /* Tracepoints and their programs; a tracepoint missing from this kernel's BTF disables one. */
@@ -1131,6 +1132,7 @@ static int load(struct rec *r)
 	r->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
 	r->skel->rodata->thread_size = task_stack_size(btf);
 	r->skel->rodata->no_kfunc = r->no_kfunc;
+	r->skel->rodata->self_tgid = (uint32_t)getpid();
 	r->skel->rodata->kmalloc_max = 2 * (uint32_t)sysconf(_SC_PAGESIZE);
 	r->skel->rodata->gfp_dma = gfp_flag(btf, "___GFP_DMA_BIT", 0x01);
 	r->skel->rodata->gfp_reclaimable = gfp_flag(btf, "___GFP_RECLAIMABLE_BIT", 0x10);
