@@ -7,6 +7,7 @@
 #   V=1          print full commands
 #   SAN=1        build with AddressSanitizer + UBSan (make test does a SAN=1 build too)
 #   WERROR=0     do not turn warnings into errors
+#   STATIC_LIBS=0  link libbpf, libelf, zlib, liburing, SQLite dynamically (default: static)
 #   EXTRA_CFLAGS extra flags for cc
 #   CC, CLANG, BPFTOOL, MINGW_CC   tools
 #
