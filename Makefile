@@ -67,7 +67,7 @@ OPT := -O2 -g
 SANLD :=
 endif
 
-CFLAGS  := $(OPT) -std=gnu11 $(WARN) -D_GNU_SOURCE -DPOOLSCOPE_VERSION='"$(VERSION)"' \
+CFLAGS  := $(OPT) -std=gnu11 $(WARN) -D_GNU_SOURCE \
 	-I. -Iuserspace -I$(O) $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP
 # libbpf, libelf, zlib, liburing and SQLite are linked statically into poolscope (as perf and
@@ -127,6 +127,17 @@ $(O)/bpf/%.bpf.o: bpf/%.bpf.c
 $(O)/%.skel.h: $(O)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# The version string lives in a generated header that is rewritten only when `git describe`
+# changes, so the objects that print it are rebuilt then (a -D flag would not trigger that).
+VERSION_H := $(O)/ps_version.h
+$(VERSION_H): FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '#define POOLSCOPE_VERSION "$(VERSION)"' > $@.tmp
+	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(CORE_OBJS) $(BIN_OBJS): | $(VERSION_H)
+.PHONY: FORCE
+FORCE:
 
 # The first build has no .d files yet: every recorder object waits for every skeleton.
 $(filter $(O)/userspace/record/%,$(BIN_OBJS)) $(O)/userspace/cmd-record.o: | $(SKELS)

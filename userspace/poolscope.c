@@ -10,6 +10,7 @@
 
 #include "poolscope.h"
 #include "common/util.h"
+#include "common/version.h"
 #include "trace/trace.h"
 
 extern const struct ps_cmd __start_ps_cmds[], __stop_ps_cmds[];

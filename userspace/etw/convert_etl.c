@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "common/version.h"
 #include "etw/convert.h"
 #include "etw/etl.h"
 #include "etw/kmap.h"

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "common/version.h"
 #include "etw/convert.h"
 #include "etw/etl.h"
 #include "etw/kmap.h"

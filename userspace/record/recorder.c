@@ -33,6 +33,7 @@
 #include <bpf/libbpf.h>
 
 #include "common/util.h"
+#include "common/version.h"
 #include "common/workload_shm.h"
 #include "trace/trace.h"
 #include "bpf/poolscope_abi.h"
