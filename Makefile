@@ -65,6 +65,9 @@ SANLD := $(SANFLAGS)
 else
 OPT := -O2 -g
 SANLD :=
+# The XPRESS decoder is over half of `etl info` on a compressed file: -O3 took ~10% off its
+# single-threaded time on net.4.5.2.x64.etl (gcc 12). Only there; the rest stays -O2.
+$(O)/userspace/etw/xpress.o: CFLAGS += -O3
 endif
 
 CFLAGS  := $(OPT) -std=gnu11 $(WARN) -D_GNU_SOURCE \
