@@ -237,7 +237,7 @@ static __always_inline __u64 kmalloc_size_class(__u64 bytes, __u32 gfp)
 		type = PS_KMT_RECLAIM;
 	else if (gfp & gfp_account)
 		type = PS_KMT_CGROUP;
-	return PS_CLASS_KMSIZE_BASE + (type << 14) + (bytes & 0x3fff);
+	return PS_KMSIZE_CLASS(type, bytes);
 }
 
 static __noinline void cache_info_add(__u64 cls, const struct kmem_cache *s)
@@ -451,14 +451,29 @@ static __noinline void track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
 	track_pv(ctx_, addr_, &__pv);							\
 } while (0)
 
+/*
+ * Takes a tracked object out of the pointer map and charges its free to its tag (and stack);
+ * false when the address is not tracked.
+ */
+static __always_inline bool take_ptr(__u64 addr, struct ps_ptr_val *out)
+{
+	struct ps_ptr_val *pv = bpf_map_lookup_elem(&ptrs, &addr);
+
+	if (!pv)
+		return false;
+	*out = *pv;
+	bpf_map_delete_elem(&ptrs, &addr);
+	tag_free(out, false);
+	return true;
+}
+
 /* A sampled free. Returns the tracked size, or 0 when the object predates the recording. */
 static __noinline __u64 untrack(__u64 addr, struct ps_class_val *cv, __u64 known_bytes)
 {
-	struct ps_ptr_val *pv = bpf_map_lookup_elem(&ptrs, &addr);
 	struct ps_ptr_val copy;
 
 	count(PS_C_SAMPLED_FREES);
-	if (!pv) {
+	if (!take_ptr(addr, &copy)) {
 		count(PS_C_PREEXISTING_FREES);
 		if (cv) {
 			cv->s_pre_frees++;
@@ -466,37 +481,7 @@ static __noinline __u64 untrack(__u64 addr, struct ps_class_val *cv, __u64 known
 		}
 		return 0;
 	}
-	copy = *pv;
-	bpf_map_delete_elem(&ptrs, &addr);
-	tag_free(&copy, false);
 	return copy.bytes ? copy.bytes : 1;
-}
-
-/*
- * kfree() without the kfunc: only the pointer map knows the object (every kmalloc object, and
- * the sampled slab objects); its class is the one recorded at allocation. An object not found
- * was allocated before the start, or is an unsampled kmem_cache object freed with kfree():
- * counted, charged to no class.
- */
-static __noinline void untrack_class(__u64 addr)
-{
-	struct ps_ptr_val *pv = bpf_map_lookup_elem(&ptrs, &addr);
-	struct ps_class_val *cv;
-	struct ps_ptr_val copy;
-
-	if (!pv) {
-		count(PS_C_NO_KMEM_CACHE);
-		return;
-	}
-	count(PS_C_SAMPLED_FREES);
-	copy = *pv;
-	bpf_map_delete_elem(&ptrs, &addr);
-	tag_free(&copy, false);
-	cv = class_find(copy.tag.cls);
-	if (cv) {
-		cv->frees++;
-		cv->free_bytes += copy.bytes;
-	}
 }
 
 static __always_inline void class_alloc(struct ps_class_val *cv, __u64 bytes)
@@ -513,6 +498,24 @@ static __always_inline void class_free(struct ps_class_val *cv, __u64 bytes)
 		cv->frees++;
 		cv->free_bytes += bytes;
 	}
+}
+
+/*
+ * kfree() without the kfunc: only the pointer map knows the object (every kmalloc object, and
+ * the sampled slab objects); its class is the one recorded at allocation. An object not found
+ * was allocated before the start, or is an unsampled kmem_cache object freed with kfree():
+ * counted, charged to no class.
+ */
+static __noinline void untrack_class(__u64 addr)
+{
+	struct ps_ptr_val copy;
+
+	if (!take_ptr(addr, &copy)) {
+		count(PS_C_NO_KMEM_CACHE);
+		return;
+	}
+	count(PS_C_SAMPLED_FREES);
+	class_free(class_find(copy.tag.cls), copy.bytes);
 }
 
 /* Free of an object with a known, fixed size (slab object, page). */

@@ -46,6 +46,10 @@
  */
 #define PS_CLASS_KMSIZE_BASE	0x1000ull
 #define PS_CLASS_KMSIZE_END	(PS_CLASS_KMSIZE_BASE + (4ull << 14))
+#define PS_KMSIZE_CLASS(type, bytes) \
+	(PS_CLASS_KMSIZE_BASE + ((__u64)(type) << 14) + ((__u64)(bytes) & 0x3fff))
+#define PS_KMSIZE_TYPE(cls)	((unsigned)((((cls) - PS_CLASS_KMSIZE_BASE) >> 14) & 3))
+#define PS_KMSIZE_BYTES(cls)	(((cls) - PS_CLASS_KMSIZE_BASE) & 0x3fff)
 #define PS_KMT_NORMAL		0	/* kmalloc-N    */
 #define PS_KMT_CGROUP		1	/* kmalloc-cg-N (__GFP_ACCOUNT) */
 #define PS_KMT_RECLAIM		2	/* kmalloc-rcl-N (__GFP_RECLAIMABLE) */

@@ -291,12 +291,13 @@ static void kmsize_name(uint64_t cls, char *buf, size_t len)
 {
 	static const char *const pre[] = { "kmalloc-", "kmalloc-cg-", "kmalloc-rcl-",
 					   "dma-kmalloc-" };
-	uint64_t v = cls - PS_CLASS_KMSIZE_BASE, size = v & 0x3fff;
+	unsigned long long size = PS_KMSIZE_BYTES(cls);
+	const char *p = pre[PS_KMSIZE_TYPE(cls)];
 
 	if (size >= 1024 && !(size & 1023))
-		snprintf(buf, len, "%s%lluk", pre[(v >> 14) & 3], (unsigned long long)size >> 10);
+		snprintf(buf, len, "%s%lluk", p, size >> 10);
 	else
-		snprintf(buf, len, "%s%llu", pre[(v >> 14) & 3], (unsigned long long)size);
+		snprintf(buf, len, "%s%llu", p, size);
 }
 
 static struct cls_info *class_info(struct rec *r, uint64_t cls)
@@ -318,7 +319,7 @@ static struct cls_info *class_info(struct rec *r, uint64_t cls)
 			 (unsigned long long)(cls - PS_CLASS_PAGE_BASE));
 	} else if (cls >= PS_CLASS_KMSIZE_BASE && cls < PS_CLASS_KMSIZE_END) {
 		kmsize_name(cls, ci->name, sizeof(ci->name));
-		if (((cls - PS_CLASS_KMSIZE_BASE) >> 14) == PS_KMT_RECLAIM)
+		if (PS_KMSIZE_TYPE(cls) == PS_KMT_RECLAIM)
 			ci->flags = PS_CACHE_F_RECLAIM;
 	} else if (!bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.cache_info), &cls, &kci)) {
 		kci.name[sizeof(kci.name) - 1] = 0;
@@ -1022,11 +1023,20 @@ static bool btf_has(const struct btf *btf, const char *name, int kind)
 	return btf && btf__find_by_name_kind(btf, name, kind) >= 0;
 }
 
-/* The value of enumerator name in any enum of btf (anonymous ones too); false if none. */
-static bool btf_enumerator(const struct btf *btf, const char *name, long long *val)
+/*
+ * The gfp flags kmalloc_type() looks at (__GFP_DMA, __GFP_RECLAIMABLE, __GFP_ACCOUNT, in that
+ * order): 1 << their ___GFP_*_BIT enumerators, an anonymous enum since 6.10 that CO-RE cannot
+ * name, found in one pass over the BTF types; the old defines' values where absent.
+ */
+static void gfp_flags(const struct btf *btf, uint32_t flags[3])
 {
+	static const char *const names[3] = { "___GFP_DMA_BIT", "___GFP_RECLAIMABLE_BIT",
+					       "___GFP_ACCOUNT_BIT" };
 	uint32_t n = btf__type_cnt(btf);
 
+	flags[0] = 0x01;
+	flags[1] = 0x10;
+	flags[2] = 0x400000;
 	for (uint32_t id = 1; id < n; id++) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
 		const struct btf_enum *e;
@@ -1035,21 +1045,13 @@ static bool btf_enumerator(const struct btf *btf, const char *name, long long *v
 			continue;
 		e = btf_enum(t);
 		for (uint16_t i = 0; i < btf_vlen(t); i++) {
-			if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name)) {
-				*val = e[i].val;
-				return true;
-			}
+			const char *nm = btf__name_by_offset(btf, e[i].name_off);
+
+			for (int k = 0; k < 3; k++)
+				if (!strcmp(nm, names[k]) && e[i].val >= 0 && e[i].val < 32)
+					flags[k] = 1u << e[i].val;
 		}
 	}
-	return false;
-}
-
-/* A gfp flag: 1 << its ___GFP_*_BIT enumerator (6.10+), else the old define's value. */
-static uint32_t gfp_flag(const struct btf *btf, const char *bit_name, uint32_t old)
-{
-	long long bit;
-
-	return btf_enumerator(btf, bit_name, &bit) && bit >= 0 && bit < 32 ? 1u << bit : old;
 }
 
 static int cgroup_id(const char *path, uint64_t *id)
@@ -1110,6 +1112,7 @@ static int load(struct rec *r)
 	const struct ps_record_opts *o = r->o;
 	struct btf *btf;
 	struct bpf_program *p;
+	uint32_t gfp[3];
 	char tpname[96];
 	int e;
 
@@ -1135,9 +1138,10 @@ static int load(struct rec *r)
 	r->skel->rodata->no_kfunc = r->no_kfunc;
 	r->skel->rodata->self_tgid = (uint32_t)getpid();
 	r->skel->rodata->kmalloc_max = 2 * (uint32_t)sysconf(_SC_PAGESIZE);
-	r->skel->rodata->gfp_dma = gfp_flag(btf, "___GFP_DMA_BIT", 0x01);
-	r->skel->rodata->gfp_reclaimable = gfp_flag(btf, "___GFP_RECLAIMABLE_BIT", 0x10);
-	r->skel->rodata->gfp_account = gfp_flag(btf, "___GFP_ACCOUNT_BIT", 0x400000);
+	gfp_flags(btf, gfp);
+	r->skel->rodata->gfp_dma = gfp[0];
+	r->skel->rodata->gfp_reclaimable = gfp[1];
+	r->skel->rodata->gfp_account = gfp[2];
 	if (o->comm || o->pid || o->cgroup) {
 		r->skel->rodata->filter_on = 1;
 		if (o->comm) {
