@@ -76,16 +76,17 @@ void ps_growth_series(const struct ps_run *r, const int64_t *live, uint32_t from
 		      bool reclaimable, struct ps_growth *g);
 
 /*
- * Ground truth for a slab or kmalloc tag: the growth of its cache in /proc/slabinfo against the
- * growth of all tracked tags of that cache. Frees on untraced paths (kfree_rcu batches freed
- * with kfree_bulk, sheaves, bulk APIs) make tags grow while the cache does not.
+ * Ground truth for a slab or kmalloc tag: the growth of its cache in /proc/slabinfo against what
+ * the traced events did to the cache (the recorder's class counters, else the tags' growth).
+ * Frees on untraced paths (kfree_rcu batches freed with kfree_bulk, sheaves, bulk APIs) make
+ * tags grow while the cache does not. cache is NULL when the tag has no slabinfo line.
  */
 struct ps_slab_check {
 	const char *cache;		/* the name slabinfo lists (merged caches: the reported one) */
 	int64_t slab_growth;		/* (active_objs end - start) x objsize */
 	int64_t tracked_growth;		/* sum of the growth of the cache's tags */
-	double confirm;			/* slab_growth / tracked_growth, clamped to 0..1 */
-	bool unconfirmed;		/* tracked growth large and slabinfo under half of it */
+	double confirm;			/* 1 - untraced bytes / tracked_growth, clamped to 0..1 */
+	bool unconfirmed;		/* tracked growth large and mostly untraced frees */
 };
 
 struct ps_report_row {
@@ -93,8 +94,7 @@ struct ps_report_row {
 	struct ps_growth g;
 	struct ps_attr a;
 	bool reclaimable;
-	bool has_slab;			/* slab is valid */
-	struct ps_slab_check slab;
+	struct ps_slab_check slab;	/* slab.cache NULL: no slabinfo line for this tag */
 };
 
 struct ps_report {

@@ -183,39 +183,48 @@ static bool class_growth(const struct ps_run *r, const char *cache, uint32_t fro
 static void slab_checks(struct ps_report *rep)
 {
 	const struct ps_run *r = rep->run;
+	const struct ps_slab_series **ss = calloc(rep->nrows ? rep->nrows : 1, sizeof(*ss));
+	int64_t *sum = calloc(r->nslab ? r->nslab : 1, sizeof(*sum));
 
+	if (!ss || !sum)
+		goto out;	/* no verdict rather than a wrong one */
+	/* each row's slabinfo line once, and the summed tag growth of every cache */
+	for (size_t i = 0; i < rep->nrows; i++) {
+		ss[i] = tag_slab(r, &rep->rows[i].ts->tag);
+		if (ss[i])
+			sum[ss[i] - r->slab] += rep->rows[i].g.growth;
+	}
 	for (size_t i = 0; i < rep->nrows; i++) {
 		struct ps_report_row *w = &rep->rows[i];
-		const struct ps_slab_series *ss = tag_slab(r, &w->ts->tag);
-		int64_t a, b, sum = 0;
+		int64_t a, b, tracked;
 
-		if (!ss)
+		if (!ss[i])
 			continue;
-		a = ss->active_objs[rep->from];
-		b = ss->active_objs[rep->to];
+		a = ss[i]->active_objs[rep->from];
+		b = ss[i]->active_objs[rep->to];
 		if (a < 0 || b < 0)
 			continue;
-		for (size_t k = 0; k < rep->nrows; k++)
-			if (tag_slab(r, &rep->rows[k].ts->tag) == ss)
-				sum += rep->rows[k].g.growth;
-		w->has_slab = true;
-		w->slab.cache = ss->cache;
-		w->slab.slab_growth = (b - a) * (int64_t)ss->objsize;
-		w->slab.tracked_growth = sum;
+		tracked = sum[ss[i] - r->slab];
+		w->slab.cache = ss[i]->cache;
+		w->slab.slab_growth = (b - a) * (int64_t)ss[i]->objsize;
+		w->slab.tracked_growth = tracked;
 		w->slab.confirm = 1.0;
-		if (sum > 0) {
-			int64_t cg = sum, untraced;
+		if (tracked > 0) {
+			int64_t cg = tracked, untraced;
 
-			class_growth(r, ss->cache, rep->from, rep->to, &cg);
+			class_growth(r, ss[i]->cache, rep->from, rep->to, &cg);
 			untraced = cg - w->slab.slab_growth;
-			w->slab.confirm = untraced <= 0 ? 1.0 : untraced >= sum ? 0.0 :
-					  1.0 - (double)untraced / (double)sum;
+			w->slab.confirm = untraced <= 0 ? 1.0 : untraced >= tracked ? 0.0 :
+					  1.0 - (double)untraced / (double)tracked;
 		}
-		if (sum >= PS_SLAB_CHECK_MIN_BYTES && w->slab.confirm < 0.5 && w->g.growth > 0) {
+		if (tracked >= PS_SLAB_CHECK_MIN_BYTES && w->slab.confirm < 0.5 && w->g.growth > 0) {
 			w->slab.unconfirmed = true;
 			w->g.score *= w->slab.confirm;
 		}
 	}
+out:
+	free(ss);
+	free(sum);
 }
 
 int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct ps_rules *rs,
@@ -376,7 +385,7 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 			fprintf(f, ",\"confidence\":%.2f,\"split\":", w->a.confidence);
 			json_str(f, w->a.split[0] ? w->a.split : NULL);
 			fprintf(f, ",\"slabinfo\":");
-			if (w->has_slab) {
+			if (w->slab.cache) {
 				fprintf(f, "{\"cache\":");
 				json_str(f, w->slab.cache);
 				fprintf(f, ",\"growth_bytes\":%" PRId64 ",\"tracked_growth_bytes\":%"
@@ -418,14 +427,14 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 				"GROWTH", "RATE/s", "R2", "SCORE");
 		for (size_t i = 0; i < n; i++) {
 			const struct ps_report_row *w = &rep->rows[i];
+			/* tags split by context share a label: say which one this is */
+			const char *cx = w->ts->tag.ctx;
+			bool show_cx = cx && strcmp(cx, "task");
 			char cls[64];
 
 			ps_tag_label(&w->ts->tag, lb, sizeof(lb));
-			/* tags split by context share a label: say which one this is */
 			snprintf(cls, sizeof(cls), "%s%s%s%s%s", w->a.cls, w->reclaimable ? " (R)" : "",
-				 w->ts->tag.ctx && strcmp(w->ts->tag.ctx, "task") ? " [" : "",
-				 w->ts->tag.ctx && strcmp(w->ts->tag.ctx, "task") ? w->ts->tag.ctx : "",
-				 w->ts->tag.ctx && strcmp(w->ts->tag.ctx, "task") ? "]" : "");
+				 show_cx ? " [" : "", show_cx ? cx : "", show_cx ? "]" : "");
 			ps_fmt_bytes(b1, sizeof(b1), (double)w->g.end, false);
 			ps_fmt_bytes(b2, sizeof(b2), (double)w->g.growth, true);
 			ps_fmt_bytes(b3, sizeof(b3), w->g.rate, true);

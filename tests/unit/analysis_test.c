@@ -374,11 +374,11 @@ TEST(slabinfo_cross_check)
 	}
 	if (!ASSERT_TRUE(rk && rd, "rows"))
 		goto out;
-	ASSERT_TRUE(rk->has_slab && rk->slab.unconfirmed, "kmalloc tag unconfirmed");
+	ASSERT_TRUE(rk->slab.cache && rk->slab.unconfirmed, "kmalloc tag unconfirmed");
 	ASSERT_EQ(rk->slab.tracked_growth, 8192 * 256, "tracked growth of the cache");
 	ASSERT_EQ(rk->slab.slab_growth, 256, "slabinfo growth (one object)");
 	ASSERT_TRUE(rk->g.score < 0.01, "unconfirmed score scaled down");
-	ASSERT_TRUE(rd->has_slab && !rd->slab.unconfirmed, "merged cache found by its alias");
+	ASSERT_TRUE(rd->slab.cache && !rd->slab.unconfirmed, "merged cache found by its alias");
 	ASSERT_STREQ(rd->slab.cache, "pool_workqueue", "slabinfo name");
 	ASSERT_NEAR(rd->slab.confirm, 1.0, 1e-9, "fully confirmed");
 	ASSERT_TRUE(rd->g.score > 0.9, "confirmed steady growth keeps its score");
@@ -438,7 +438,7 @@ TEST(slabinfo_cross_check_class_counters)
 	ps_run_finish(r);
 	if (!ASSERT_OK(ps_report_build(&rep, r, rs, 0, UINT64_MAX), "build"))
 		return;
-	ASSERT_TRUE(rep.rows[0].has_slab, "checked");
+	ASSERT_TRUE(rep.rows[0].slab.cache != NULL, "checked");
 	ASSERT_FALSE(rep.rows[0].slab.unconfirmed, "old objects' frees explain flat slabinfo");
 	ASSERT_NEAR(rep.rows[0].slab.confirm, 1.0, 1e-9, "fully confirmed");
 	ps_report_free(&rep);
