@@ -22,6 +22,29 @@ for eng in uring pread; do
 	tot=$(sqlite3 "$d/$eng.db" 'select sum(ios) from workload')
 	awk -v t="$tot" -v a="$(get ios)" 'BEGIN{exit !(t >= a)}' || fail "trace ios $tot < $(get ios)"
 done
+# A reporter that stalls (stopped for 2 s while its workers go on) writes one longer row, not a
+# missing second and a zero one: rows still add up to the total, the trace's intervals tile
+# the run without overlap, and the ramp still ends the summary's part.
+. tests/live/lib/load_rows.sh
+"$POOLSCOPE" load "$d/f.bin" --engine pread --bs 8k --qd 4 --workers 2 --ramp 1 --duration 5 \
+	--trace "$d/stall.db" > "$d/out" 2>&1 &
+lp=$!
+sleep 2.3; kill -STOP $lp; sleep 2; kill -CONT $lp
+wait $lp || fail "stalled load exited $?"
+res=$(grep '^result:' "$d/out") || fail "stall: no result"
+echo "stall: $res"
+get() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$res"; }
+sum=$(load_rows_ios "$d/out")
+awk -v s="$sum" -v a="$(get ios)" 'BEGIN{d=s-a; if(d<0)d=-d; exit !(d <= a*0.03)}' \
+	|| fail "stall: rows add up to $sum IOs, result says $(get ios)"
+awk '/^ +[0-9.]+s / {t=$1; sub(/s$/,"",t); if (t-p > 1.5) long++; if (t-p < 0.45) short++; p=t}
+     END {exit !(long >= 1 && !short)}' "$d/out" || fail "stall: expected one long row, no short one"
+awk -v s="$(get seconds)" 'BEGIN{exit !(s >= 4.9 && s <= 5.3)}' || fail "stall: seconds $(get seconds)"
+# each interval starts where the one before it ended (to the microsecond) and the rows' IOs add
+# up to the trace's total
+gaps=$(sqlite3 "$d/stall.db" "select count(*) from intervals a join intervals b on b.idx = a.idx + 1
+	where abs(b.t_ns - b.dur_ns - a.t_ns) > 1000") || fail "stall: intervals table"
+[ "$gaps" = 0 ] || fail "stall: $gaps intervals overlap or leave a gap"
 "$POOLSCOPE" load "$d/f.bin" --sweep "64k:rr,8k:oltp" --step 1 --quiet > "$d/out" 2>&1 || fail "sweep"
 [ "$(grep -c '^result:' "$d/out")" = 2 ] || fail "sweep results"
 grep -q 'read_pct=70' "$d/out" || fail "oltp step"

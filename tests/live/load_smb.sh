@@ -37,8 +37,10 @@ awk -v m="$(get inflight_mean)" 'BEGIN{exit !(m >= 30)}' || fail "in-flight mean
 iops=$(get iops); ios=$(get ios); secs=$(get seconds)
 awk -v i="$iops" 'BEGIN{exit !(i > 1000)}' || fail "IOPS $iops too low"
 awk -v a="$ios" -v s="$secs" -v i="$iops" 'BEGIN{d=a/s-i; if(d<0)d=-d; exit !(d <= i*0.01+1)}' || fail "ios/seconds != iops"
-# the per-second lines (not the ramp one) add up to the total within 3%
-sum=$(awk '/^ +[0-9]+s / && !/ramp/ {s+=$2} END{print s}' "$out")
+# the per-second rows (not the ramp one), each rate times its length, add up to the total
+# within 3%
+. tests/live/lib/load_rows.sh
+sum=$(load_rows_ios "$out")
 awk -v s="$sum" -v a="$ios" 'BEGIN{d=s-a; if(d<0)d=-d; exit !(d <= a*0.03)}' || fail "per-second sum $sum vs total $ios"
 med=$(get iops_median)
 awk -v m="$med" -v i="$iops" 'BEGIN{exit !(m > i*0.7 && m < i*1.3)}' || fail "median $med far from mean $iops"

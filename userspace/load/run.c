@@ -288,11 +288,12 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 	unsigned nslots = uring ? o->workers : o->workers * o->qd, i;
 	uint64_t *prev_hist = NULL, *cur_hist = NULL, *base_hist = NULL;
 	uint64_t dur = o->nsteps > 1 ? o->step_ns : o->duration_ns;
-	uint64_t t_start, t_ramp_end, t_end, next_tick, next_sec, deadline;
-	uint64_t prev_ios, prev_bytes, prev_err, base_ios = 0, base_bytes = 0, base_err = 0;
+	uint64_t t_start, t_ramp_end, t_end, next_tick, next_sec, last_report, deadline;
+	uint64_t prev_ios, prev_bytes, prev_err, base_ios, base_bytes, base_err;
 	double *secs_iops = NULL, inflight_sum = 0;
 	size_t nsecs = 0, secs_cap;
-	uint64_t inflight_n = 0, inflight_max = 0, run_max = 0, t_base = 0;
+	uint64_t inflight_n = 0, inflight_max = 0, run_max = 0, t_base;
+	bool in_ramp = o->ramp_ns != 0;
 	pid_t *pids;
 	char pdesc[64];
 	int ret = 0;
@@ -390,13 +391,14 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 		printf("  %7s %9s %8s %9s %9s %9s %8s %6s\n", "time", "IOPS", "MB/s", "p50", "p99",
 		       "max", "inflight", "errors");
 	}
-	if (!o->ramp_ns) {
-		base_ios = prev_ios; base_bytes = prev_bytes; base_err = prev_err;
-		memcpy(base_hist, prev_hist, sizeof(wl->lat_hist));
-		t_base = t_start;
-	}
+	/* the measured part starts here, or at the ramp's last row; interrupted in the ramp, the
+	 * summary counts what ran */
+	base_ios = prev_ios; base_bytes = prev_bytes; base_err = prev_err;
+	memcpy(base_hist, prev_hist, sizeof(wl->lat_hist));
+	t_base = t_start;
 	next_tick = t_start + TICK_NS;
 	next_sec = t_start + SEC_NS;
+	last_report = t_start;
 	while (!stop_signal) {
 		uint64_t now, sum = 0;
 
@@ -424,16 +426,25 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 				goto out_stop;
 			}
 		}
-		next_tick += TICK_NS;
+		/* after a stall, sample from now on rather than catching up on missed ticks */
+		while (next_tick <= now)
+			next_tick += TICK_NS;
 		if (now >= next_sec || now >= t_end) {
 			uint64_t ios = __atomic_load_n(&wl->ios, __ATOMIC_ACQUIRE);
 			uint64_t bytes = __atomic_load_n(&wl->bytes, __ATOMIC_RELAXED);
 			uint64_t errs = __atomic_load_n(&wl->errors, __ATOMIC_RELAXED);
 			uint64_t mx = __atomic_exchange_n(&ctl->interval_max_ns, 0, __ATOMIC_RELAXED);
-			uint64_t span_ns = now - (next_sec - SEC_NS);
+			/*
+			 * A row covers the time since the previous row, not a nominal second: when
+			 * the machine stalls (seconds without a tick) the row is longer, and its
+			 * rate is what ran in it; the next row goes back on the whole-second grid
+			 * and is at least half a second long.
+			 */
+			uint64_t span_ns = now - last_report;
 			struct ps_workload w = { 0 };
 			char p50[16], p99[16], pmax[16];
 			double secs = span_ns / 1e9;
+			bool ramp_row = in_ramp;
 
 			for (i = 0; i < PS_LAT_BUCKETS; i++) {
 				uint64_t c = __atomic_load_n(&wl->lat_hist[i], __ATOMIC_RELAXED);
@@ -454,36 +465,34 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 			ret = write_interval(rs, now, span_ns, &w, msg, len);
 			if (ret)
 				goto out_stop;
-			if (now <= t_ramp_end + TICK_NS / 2 && o->ramp_ns) {
-				/* the ramp's last second: the measured part starts here */
+			if (in_ramp && now + TICK_NS / 2 >= t_ramp_end) {
+				/* the ramp's last row, however late: the measured part starts here */
 				base_ios = ios; base_bytes = bytes; base_err = errs;
 				for (i = 0; i < PS_LAT_BUCKETS; i++)
 					base_hist[i] = prev_hist[i];
 				t_base = now;
-			} else if (nsecs < secs_cap && secs > 0.5) {
+				in_ramp = false;
+			} else if (!in_ramp && nsecs < secs_cap && secs > 0.5) {
 				secs_iops[nsecs++] = w.ios / secs;
 			}
 			if (!o->quiet) {
 				fmt_lat(p50, sizeof(p50), w.lat_p50_ns);
 				fmt_lat(p99, sizeof(p99), w.lat_p99_ns);
 				fmt_lat(pmax, sizeof(pmax), w.lat_max_ns);
-				printf("  %6.0fs %9.0f %8.1f %9s %9s %9s %8llu %6llu%s\n",
+				printf("  %6.1fs %9.0f %8.1f %9s %9s %9s %8llu %6llu%s\n",
 				       (now - rs->run_t0) / 1e9, w.ios / secs, w.bytes / secs / 1e6,
 				       p50, p99, pmax, (unsigned long long)sum,
-				       (unsigned long long)w.errors, now <= t_ramp_end + TICK_NS / 2 &&
-				       o->ramp_ns ? "  ramp" : "");
+				       (unsigned long long)w.errors, ramp_row ? "  ramp" : "");
 				fflush(stdout);
 			}
-			next_sec += SEC_NS;
+			last_report = now;
+			while (next_sec < now + SEC_NS / 2)
+				next_sec += SEC_NS;
 		}
 		if (now >= t_end)
 			break;
 	}
 	res->interrupted = stop_signal != 0;
-	if (!t_base) {
-		/* interrupted during the ramp: count what ran */
-		t_base = t_start;
-	}
 	{
 		uint64_t now = ps_load_now_ns();
 		for (i = 0; i < PS_LAT_BUCKETS; i++)
