@@ -82,3 +82,38 @@ bench_file() { # $1 label, $2 file, $3 target ratio
 
 bench_file uncompressed "$UNC" 0.50
 bench_file compressed "$CMP" 0.25
+
+# The XPRESS decoder alone (over half of `etl info` on the compressed file), built -O3 as the
+# Makefile builds it. ETL_BENCH_BASE=REV also builds REV's userspace/etw/xpress.c and runs the
+# two alternately on the same buffers: median ratio of their times.
+BB=$O/tests/bench
+mkdir -p "$BB"
+xb_build() { # $1 output, $2 decoder source
+	${CC:-cc} -O3 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$TOP/userspace" -I"$TOP" \
+		-o "$1" "$TOP/tests/bench/progs/xpressbench.c" "$2" ||
+		{ echo "etl-bench: FAIL: building $1"; exit 1; }
+}
+xb_build "$BB/xpressbench" "$TOP/userspace/etw/xpress.c"
+XREPS=${ETL_BENCH_XREPS:-30}
+if [ -n "${ETL_BENCH_BASE:-}" ]; then
+	base_src=$BB/xpress-base.c
+	git -C "$TOP" show "$ETL_BENCH_BASE:userspace/etw/xpress.c" > "$base_src" ||
+		{ echo "etl-bench: FAIL: no userspace/etw/xpress.c at $ETL_BENCH_BASE"; exit 1; }
+	xb_build "$BB/xpressbench-base" "$base_src"
+fi
+xs=() xbs=()
+for ((r = 0; r < ROUNDS; r++)); do
+	xs+=("$("$BB/xpressbench" "$CMP" "$XREPS" | awk '{print $8}')")
+	[ -n "${ETL_BENCH_BASE:-}" ] && xbs+=("$("$BB/xpressbench-base" "$CMP" "$XREPS" | awk '{print $8}')")
+done
+out=$("$BB/xpressbench" "$CMP" 1) || { echo "etl-bench: FAIL: xpressbench $CMP"; exit 1; }
+bytes=$(awk '{print $2}' <<< "$out")
+mx=$(printf '%s\n' "${xs[@]}" | median)
+awk -v b="$bytes" -v t="$mx" -v f="$(basename "$CMP")" -v r="$ROUNDS" -v n="$XREPS" 'BEGIN {
+	printf "etl-bench: decoder      %-28s %5.1f MB out in %.2f ms: %6.0f MB/s decoded " \
+	       "(median of %d rounds, each the best of %d passes)\n", f, b / 1e6, t / 1e6, b / (t / 1e9) / 1e6, r, n }'
+if [ -n "${ETL_BENCH_BASE:-}" ]; then
+	mb=$(printf '%s\n' "${xbs[@]}" | median)
+	awk -v a="$mx" -v b="$mb" -v rev="$ETL_BENCH_BASE" 'BEGIN {
+		printf "etl-bench: decoder at %s: %.2f ms; this tree takes %.2f of its time\n", rev, b / 1e6, a / b }'
+fi

@@ -6,6 +6,7 @@
  * SavedOffset - 0x48) is in etl_corpus_test (every compressed corpus buffer is decoded there).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +80,45 @@ TEST(roundtrip_through_test_compressor)
 	roundtrip(b, 1, "one byte");
 	roundtrip(b, 31, "31 bytes");
 	roundtrip(b, 32, "32 bytes (flag word boundary)");
+	free(b);
+}
+
+/*
+ * The fast loop hands over to the careful one at a word boundary or after an escaped match,
+ * with the rest of the flag word pending. Outputs of every size from just over the fast loop's
+ * margin to a few KiB move that hand-over across every kind of token and flag position.
+ */
+TEST(roundtrip_every_handover_point)
+{
+	size_t max = 4096;
+	uint8_t *b = malloc(max);
+	uint32_t x = 777;
+
+	for (size_t i = 0; i < max; i++) {
+		x = x * 1103515245 + 12345;
+		/* literals, short repeats, and long ones (escaped lengths) at 16..600 bytes back */
+		if (i % 700 < 350)
+			b[i] = (uint8_t)(x >> 24);
+		else if (i % 700 < 500)
+			b[i] = b[i - 23];
+		else
+			b[i] = b[i - 300 - (i % 4)];
+	}
+	for (size_t n = 300; n <= max; n++) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "%zu bytes", n);
+		size_t zl;
+		uint8_t *z = xpress_compress(b, n, &zl);
+		uint8_t *out = malloc(n);
+		long got = ps_xpress_decompress(z, zl, out, n, NULL);
+		bool ok = got == (long)n && !memcmp(out, b, n);
+
+		free(z);
+		free(out);
+		if (!ASSERT_TRUE(ok, what))
+			break;
+	}
 	free(b);
 }
 

@@ -13,12 +13,19 @@
  * literal runs and short matches with fixed-size moves that overshoot into that margin (later
  * writes replace the excess). It also takes the
  * literal/match decision without a branch per bit: the flag bits live in a 64-bit word with a
- * sentinel 1 below the last valid bit, so count-leading-zeros gives the length of the literal
- * run before the next match (or before the sentinel, when the word is used up). On real relogged
+ * sentinel 1 after the last valid bit, so counting zeros gives the length of the literal run
+ * before the next match (or before the sentinel, when the word is used up). On real relogged
  * buffers most runs are 0-2 literals and a third of the matches have length escapes, so the
  * branch per bit is what an LZ77 decoder mostly pays for. The careful loop finishes the last
  * bytes one flag bit at a time, with every check, and decides how a truncated or overlong stream
  * ends.
+ *
+ * The flag word is bit-reversed once when loaded, so the next flag is the lowest bit: the fast
+ * loop finds it with count-trailing-zeros and consumes it by clearing the lowest set bit, which
+ * keeps the zero count off the chain from one token to the next. Counting leading zeros in the
+ * word as stored (MSB first) compiles to BSR on baseline x86-64, whose output depends on its
+ * previous value: that version decoded net.4.5.2.x64.etl's 359 buffers in 7.7 ms, this one in
+ * 6.5 ms (best of 50, same machine, same run).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -37,7 +44,7 @@
 #define IN_MARGIN	128
 #define OUT_MARGIN	352
 /* The flag word when all of its 32 bits are consumed: only the sentinel is left. */
-#define FLAGS_EMPTY	(1ull << 63)
+#define FLAGS_EMPTY	1ull
 
 static inline uint32_t rd16(const uint8_t *p)
 {
@@ -49,10 +56,19 @@ static inline uint32_t rd32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* A flag word with its sentinel: bit 63 is the next flag, bit 31 marks the end. */
+/*
+ * A flag word with its sentinel, reversed: bit 0 is the first flag (the stored word's bit 31),
+ * bit 32 marks the end. Consumed flags are shifted out at the bottom (careful loop) or cleared
+ * (fast loop, which keeps its own count of them).
+ */
 static inline uint64_t load_flags(const uint8_t *p)
 {
-	return (uint64_t)rd32(p) << 32 | 1u << 31;
+	uint32_t x = rd32(p);
+
+	x = (x >> 1 & 0x55555555u) | (x & 0x55555555u) << 1;
+	x = (x >> 2 & 0x33333333u) | (x & 0x33333333u) << 2;
+	x = (x >> 4 & 0x0f0f0f0fu) | (x & 0x0f0f0f0fu) << 4;
+	return (uint64_t)__builtin_bswap32(x) | 1ull << 32;
 }
 
 /* Through a temporary: source and destination may overlap (a match closer than 16 bytes). */
@@ -130,20 +146,25 @@ long ps_xpress_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t 
 		uint8_t *out_fast = out_end - OUT_MARGIN;
 
 		while (ip <= in_fast && op <= out_fast) {
+			unsigned pos = 0;	/* flags of this word consumed */
+
 			flags = load_flags(ip);	/* flags is empty here */
 			ip += 4;
 			for (;;) {
 				/* the literals before the next 1 bit: 0..32, copied blindly */
-				unsigned run = (unsigned)__builtin_clzll(flags);
+				unsigned nxt = (unsigned)__builtin_ctzll(flags);
+				unsigned run = nxt - pos;
 
 				copy16(op, ip);
 				copy16(op + 16, ip + 16);
 				op += run;
 				ip += run;
-				flags <<= run;
-				if (flags == FLAGS_EMPTY)
+				if (nxt == 32) {
+					flags = FLAGS_EMPTY;
 					break;		/* next word, margins checked again */
-				flags <<= 1;		/* the match bit */
+				}
+				flags &= flags - 1;	/* the match bit */
+				pos = nxt + 1;
 				tok_at = ip;
 				uint32_t tok = rd16(ip);
 				ip += 2;
@@ -178,14 +199,24 @@ long ps_xpress_decompress(const uint8_t *in, size_t inlen, uint8_t *out, size_t 
 						goto corrupt_tok;
 					if (len > (size_t)(out_end - op))
 						goto nospace;
-					if (len + 16 <= (size_t)(out_end - op))
+					if (off >= 16 && len <= 32) {
+						/*
+						 * most escaped matches: two moves and no loop (op
+						 * is within 9 x 31 bytes of out_fast, so 32 fit)
+						 */
+						copy16(op, op - off);
+						copy16(op + 16, op + 16 - off);
+					} else if (len + 16 <= (size_t)(out_end - op)) {
 						copy_match(op, off, len);
-					else
+					} else {
 						copy_exact(op, off, len);
+					}
 					op += len;
 					/* the only unbounded step: check the margins before going on */
-					if (ip > in_fast || op > out_fast)
+					if (ip > in_fast || op > out_fast) {
+						flags >>= pos;	/* as the careful loop keeps it */
 						goto careful;
+					}
 					continue;
 				}
 				len += 3;
@@ -210,9 +241,9 @@ careful:
 			flags = load_flags(ip);
 			ip += 4;
 		}
-		bool match = flags >> 63;
+		bool match = flags & 1;
 
-		flags <<= 1;
+		flags >>= 1;
 		if (!match) {
 			if (ip >= in_end)
 				break;			/* end of stream */
