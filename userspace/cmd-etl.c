@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "poolscope.h"
 #include "common/util.h"
@@ -30,20 +29,6 @@ static void etl_usage(FILE *f)
 		"EXAMPLES\n"
 		"  poolscope etl info pool.etl\n"
 		"  poolscope etl dump pool.etl --limit 50\n");
-}
-
-static void fmt_filetime(int64_t ft, char *buf, size_t len)
-{
-	int64_t ns = (ft - 116444736000000000LL) * 100;
-	time_t s = (time_t)(ns / 1000000000);
-	struct tm tm;
-
-	if (ft <= 0 || !gmtime_r(&s, &tm)) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	size_t n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%06lld UTC", (long long)(ns % 1000000000) / 1000);
 }
 
 static void print_problems(struct ps_etl *e, const char *cmd)
@@ -133,9 +118,8 @@ static int etl_info(const char *path)
 	       lh->version[2], lh->version[3], lh->log_file_mode,
 	       lh->log_file_mode & PS_ETL_MODE_COMPRESSED ? " compressed" : "",
 	       lh->log_file_mode & PS_ETL_MODE_CIRCULAR ? " circular" : "", lh->compression);
-	fmt_filetime(lh->start_time, t1, sizeof(t1));
-	fmt_filetime(lh->end_time, t2, sizeof(t2));
-	printf("time        start %s, end %s\n", t1, t2);
+	printf("time        start %s, end %s\n", ps_etl_filetime_str(lh->start_time, t1),
+	       ps_etl_filetime_str(lh->end_time, t2));
 	printf("clock       type %u, %lld Hz, origin %lld\n", lh->clock_type,
 	       (long long)lh->perf_freq, (long long)lh->t0);
 	if (tmax >= tmin)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "test.h"
 #include "common/util.h"
@@ -487,4 +488,48 @@ TEST(net452_x64_stack_association_and_keys)
 	ASSERT_EQ(resolved, 9107, "resolved by a later KeyDelete/KeyRundown");
 	ps_kmap_free(&seen);
 	ps_kmap_free(&pending);
+}
+
+/*
+ * The FILETIME text is computed by calendar arithmetic (no time zone file): the same as the C
+ * library's gmtime_r() over leap days, century years, the epochs and a spread of instants.
+ */
+TEST(filetime_str_matches_gmtime)
+{
+	static const int64_t fixed[] = {
+		1, 864000000000LL - 1,				/* 1601-01-01, its last 100 ns */
+		116444736000000000LL,				/* 1970-01-01 */
+		125911584000000000LL,				/* 2000-01-01 */
+		125962560000000000LL, 125963424000000000LL,	/* 2000-02-29, 2000-03-01 */
+		132403720206236160LL,				/* net.4.5.2.x64.etl's start */
+	};
+	char got[64], want[64];
+	uint64_t x = 0x2545f4914f6cdd1dull;
+
+	for (int i = 0; i < 200000 + (int)(sizeof(fixed) / sizeof(fixed[0])); i++) {
+		int64_t ft;
+
+		if (i < (int)(sizeof(fixed) / sizeof(fixed[0]))) {
+			ft = fixed[i];
+		} else {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* 1601..2600, every second-of-day and sub-second value reachable */
+			ft = 1 + (int64_t)(x % 315569520000000000ull);
+		}
+		int64_t ns = ft - 116444736000000000LL;
+		time_t s = (time_t)(ns >= 0 ? ns / 10000000 : -((-ns + 9999999) / 10000000));
+		int64_t frac = ns - (int64_t)s * 10000000;
+		struct tm tm;
+
+		if (!ASSERT_TRUE(gmtime_r(&s, &tm) != NULL, "gmtime_r"))
+			return;
+		snprintf(want, sizeof(want), "%04d-%02d-%02d %02d:%02d:%02d.%06lld UTC",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 (long long)(frac / 10));
+		ps_etl_filetime_str(ft, got);
+		if (!ASSERT_STREQ(got, want, "FILETIME text"))
+			return;
+	}
+	ASSERT_STREQ(ps_etl_filetime_str(0, got), "-", "zero");
+	ASSERT_STREQ(ps_etl_filetime_str(-5, got), "-", "negative");
 }

@@ -208,6 +208,54 @@ char *ps_etl_guid_str(const uint8_t *g, char buf[37])
 	return buf;
 }
 
+/*
+ * Civil date by arithmetic, not gmtime_r(): glibc's loads the local time zone file on first use,
+ * a few system calls on every `etl info` for a UTC string. 1601-01-01 starts a 400-year
+ * Gregorian cycle (146097 days), so the cycle, century, 4-year and year within it follow by
+ * division; the last year of a 4-year group and the last century of a cycle are one day longer.
+ */
+char *ps_etl_filetime_str(int64_t ft, char buf[64])
+{
+	static const uint8_t mdays[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	const int64_t day = 864000000000LL;	/* 100 ns units */
+	int64_t days, rem;
+	int64_t n400, n100, n4, n1, year;
+	unsigned month = 0;
+
+	if (ft <= 0) {
+		snprintf(buf, 64, "-");
+		return buf;
+	}
+	days = ft / day;
+	rem = ft % day;
+	n400 = days / 146097;
+	days %= 146097;
+	n100 = days / 36524;
+	if (n100 == 4)
+		n100 = 3;
+	days -= n100 * 36524;
+	n4 = days / 1461;
+	days %= 1461;
+	n1 = days / 365;
+	if (n1 == 4)
+		n1 = 3;
+	days -= n1 * 365;
+	year = 1601 + 400 * n400 + 100 * n100 + 4 * n4 + n1;
+	bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+	for (;; month++) {
+		int64_t len = mdays[month] + (month == 1 && leap);
+
+		if (days < len)
+			break;
+		days -= len;
+	}
+	snprintf(buf, 64, "%04lld-%02u-%02lld %02lld:%02lld:%02lld.%06lld UTC", (long long)year,
+		 month + 1, (long long)days + 1, (long long)(rem / 36000000000LL),
+		 (long long)(rem / 600000000 % 60), (long long)(rem / 10000000 % 60),
+		 (long long)(rem % 10000000 / 10));
+	return buf;
+}
+
 static const char *const group_names[] = {
 	[0x00] = "EventTrace", [0x01] = "DiskIO", [0x02] = "Memory", [0x03] = "Process",
 	[0x04] = "FileIO", [0x05] = "Thread", [0x06] = "TcpIp", [0x07] = "Job",

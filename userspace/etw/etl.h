@@ -176,6 +176,8 @@ int64_t ps_etl_rel_ns(const struct ps_etl_logfile *h, int64_t ts);
 const char *ps_etl_group_name(uint8_t group);
 /* GUID as text (36 chars + NUL). */
 char *ps_etl_guid_str(const uint8_t *g, char buf[37]);
+/* FILETIME (100 ns since 1601-01-01 UTC) as "YYYY-MM-DD HH:MM:SS.uuuuuu UTC" ("-" when <= 0). */
+char *ps_etl_filetime_str(int64_t ft, char buf[64]);
 /* UTF-16LE (NUL-terminated or bounded by len bytes) to UTF-8; returns bytes consumed incl. NUL. */
 size_t ps_etl_utf16(const uint8_t *p, size_t len, char *out, size_t outlen);
 

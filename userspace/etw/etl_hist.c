@@ -73,7 +73,7 @@ static struct ps_etl_hist_ent *find_or_add(struct ps_etl_hist *h, bool kernel, u
 	uint64_t k;
 	size_t j;
 
-	if (kernel && !h->kidx && !(h->kidx = calloc(65536, sizeof(*h->kidx))))
+	if (kernel && !h->kidx[g] && !(h->kidx[g] = calloc(256, sizeof(*h->kidx[g]))))
 		return NULL;
 	if ((h->n + 1) * 2 > h->nslot && grow(h) < 0)
 		return NULL;
@@ -105,7 +105,7 @@ static struct ps_etl_hist_ent *find_or_add(struct ps_etl_hist *h, bool kernel, u
 	h->slot[j] = (uint32_t)++h->n;
 	*idx = (uint32_t)h->n;
 	if (kernel)
-		h->kidx[(uint32_t)g << 8 | t] = (uint32_t)h->n;
+		h->kidx[g][t] = (uint32_t)h->n;
 	return e;
 }
 
@@ -161,7 +161,8 @@ int ps_etl_hist_merge(struct ps_etl_hist *dst, const struct ps_etl_hist *src)
 int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev)
 {
 	if (ev->kernel) {
-		uint32_t k = h->kidx ? h->kidx[(uint32_t)ev->group << 8 | ev->type] : 0;
+		const uint32_t *row = h->kidx[ev->group];
+		uint32_t k = row ? row[ev->type] : 0;
 
 		if (k) {
 			h->ent[k - 1].count++;
@@ -207,14 +208,11 @@ static int cmp_ent(const void *a, const void *b)
 void ps_etl_hist_sort(struct ps_etl_hist *h)
 {
 	qsort(h->ent, h->n, sizeof(*h->ent), cmp_ent);
-	/* indexes moved: rebuild the slots, forget the recent kinds */
+	/* indexes moved: rebuild the slots and kernel rows, forget the recent kinds */
 	memset(h->recent, 0, sizeof(h->recent));
-	if (h->kidx) {
-		memset(h->kidx, 0, 65536 * sizeof(*h->kidx));
-		for (size_t i = 0; i < h->n; i++)
-			if (h->ent[i].kernel)
-				h->kidx[(uint32_t)h->ent[i].group << 8 | h->ent[i].type] = (uint32_t)i + 1;
-	}
+	for (size_t i = 0; i < h->n; i++)
+		if (h->ent[i].kernel)
+			h->kidx[h->ent[i].group][h->ent[i].type] = (uint32_t)i + 1;
 	free(h->slot);
 	h->slot = NULL;
 	h->nslot = 0;
@@ -233,7 +231,8 @@ void ps_etl_hist_free(struct ps_etl_hist *h)
 {
 	free(h->ent);
 	free(h->slot);
-	free(h->kidx);
+	for (unsigned g = 0; g < 256; g++)
+		free(h->kidx[g]);
 	memset(h, 0, sizeof(*h));
 }
 

@@ -24,7 +24,11 @@ struct ps_etl_hist {
 	size_t n, cap;
 	uint32_t *slot;			/* open addressing over ent indexes + 1 */
 	size_t nslot;
-	uint32_t *kidx;			/* kernel (group << 8 | type) -> ent index + 1 */
+	/*
+	 * kernel kinds: kidx[group][type] -> ent index + 1, a 1 KiB row per group seen (a flat
+	 * 256 KiB table was mmap()ed, faulted in and unmapped on every `etl info`, per thread)
+	 */
+	uint32_t *kidx[256];
 	uint32_t recent[64];		/* non-kernel: (id, type, GUID byte) -> ent index + 1 */
 };
 
