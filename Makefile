@@ -65,9 +65,6 @@ SANLD := $(SANFLAGS)
 else
 OPT := -O2 -g
 SANLD :=
-# The XPRESS decoder is over half of `etl info` on a compressed file: -O3 took ~4% off the
-# CPU time of a one-thread `etl info` on net.4.5.2.x64.etl (13.6 vs 14.3 ms median, gcc 12).
-$(O)/userspace/etw/xpress.o: CFLAGS += -O3
 endif
 
 CFLAGS  := $(OPT) -std=gnu11 $(WARN) -D_GNU_SOURCE \
