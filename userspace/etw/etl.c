@@ -214,6 +214,20 @@ char *ps_etl_guid_str(const uint8_t *g, char buf[37])
  * Gregorian cycle (146097 days), so the cycle, century, 4-year and year within it follow by
  * division; the last year of a 4-year group and the last century of a cycle are one day longer.
  */
+/*
+ * How many whole periods of len days *days holds, taken off it; at most max - 1 when max > 1 (the
+ * last period of the enclosing one is a day longer, so its last day must not start another).
+ */
+static int64_t whole_periods(int64_t *days, int64_t len, int64_t max)
+{
+	int64_t n = *days / len;
+
+	if (max > 1 && n >= max)
+		n = max - 1;
+	*days -= n * len;
+	return n;
+}
+
 char *ps_etl_filetime_str(int64_t ft, char buf[64])
 {
 	static const uint8_t mdays[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
@@ -228,18 +242,10 @@ char *ps_etl_filetime_str(int64_t ft, char buf[64])
 	}
 	days = ft / day;
 	rem = ft % day;
-	n400 = days / 146097;
-	days %= 146097;
-	n100 = days / 36524;
-	if (n100 == 4)
-		n100 = 3;
-	days -= n100 * 36524;
-	n4 = days / 1461;
-	days %= 1461;
-	n1 = days / 365;
-	if (n1 == 4)
-		n1 = 3;
-	days -= n1 * 365;
+	n400 = whole_periods(&days, 146097, 1);
+	n100 = whole_periods(&days, 36524, 4);
+	n4 = whole_periods(&days, 1461, 1);
+	n1 = whole_periods(&days, 365, 4);
 	year = 1601 + 400 * n400 + 100 * n100 + 4 * n4 + n1;
 	bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
 	for (;; month++) {
