@@ -45,6 +45,21 @@ awk -v s="$(get seconds)" 'BEGIN{exit !(s >= 4.9 && s <= 5.3)}' || fail "stall: 
 gaps=$(sqlite3 "$d/stall.db" "select count(*) from intervals a join intervals b on b.idx = a.idx + 1
 	where abs(b.t_ns - b.dur_ns - a.t_ns) > 1000") || fail "stall: intervals table"
 [ "$gaps" = 0 ] || fail "stall: $gaps intervals overlap or leave a gap"
+# A worker held up during the ramp (stopped 1.5 s with IOs in flight): the ramp's rows show it,
+# the summary's latencies (max included) leave it out.
+"$POOLSCOPE" load "$d/f.bin" --engine uring --bs 8k --qd 4 --workers 1 --ramp 3 --duration 2 \
+	> "$d/out" 2>&1 &
+lp=$!
+sleep 0.6
+wk=$(pgrep -P $lp | head -1)
+[ -n "$wk" ] || fail "ramp: no worker process"
+kill -STOP "$wk"; sleep 1.5; kill -CONT "$wk"
+wait $lp || fail "ramp load exited $?"
+res=$(grep '^result:' "$d/out") || fail "ramp: no result"
+echo "ramp: $res"
+awk '/ramp$/ && ($6 ~ /s$/ && $6 !~ /[mu]s$/) {slow=1} END {exit !slow}' "$d/out" ||
+	fail "ramp: no ramp row shows the 1.5 s stop"
+awk -v m="$(get max_us)" 'BEGIN{exit !(m < 1000000)}' || fail "ramp: summary max $(get max_us) us includes the ramp"
 "$POOLSCOPE" load "$d/f.bin" --sweep "64k:rr,8k:oltp" --step 1 --quiet > "$d/out" 2>&1 || fail "sweep"
 [ "$(grep -c '^result:' "$d/out")" = 2 ] || fail "sweep results"
 grep -q 'read_pct=70' "$d/out" || fail "oltp step"

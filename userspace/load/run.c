@@ -460,7 +460,7 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 			w.lat_p99_ns = ps_lat_hist_percentile(cur_hist, PS_LAT_BUCKETS, 0.99, mx);
 			w.inflight = (uint32_t)sum;
 			prev_ios = ios; prev_bytes = bytes; prev_err = errs;
-			if (mx > run_max && now > t_ramp_end)
+			if (mx > run_max && !ramp_row)
 				run_max = mx;
 			ret = write_interval(rs, now, span_ns, &w, msg, len);
 			if (ret)
