@@ -166,7 +166,7 @@ $(FIXGEN): $(O)/tests/fixtures/mkfixtures.o $(CORE_LIB)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SANLD) -o $@ $^ $(LDLIBS_CORE)
 
-$(O)/tests/live/%: tests/live/progs/%.c
+$(O)/tests/live/%: tests/live/progs/%.c $(wildcard tests/live/progs/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< -lpthread

@@ -6,43 +6,29 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t stop;
+#include "leakprog.h"
 
-static void on_sig(int s)
-{
-	(void)s;
-	stop = 1;
-}
 
 int main(int argc, char **argv)
 {
-	struct rlimit rl;
 	long n, hold, made = 0;
 	char path[4096];
 	int *fds, rc = 0;
-	struct timespec t;
+	rlim_t lim;
 
 	if (argc != 4 || (n = atol(argv[1])) <= 0 || (hold = atol(argv[2])) < 0) {
 		fprintf(stderr, "usage: fileleak NFILES HOLD_SECS DIR\n");
 		return 2;
 	}
-	signal(SIGTERM, on_sig);
-	signal(SIGINT, on_sig);
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if ((rlim_t)(n + 16) > rl.rlim_cur) {
+	lim = leak_setup();
+	if ((rlim_t)(n + 16) > lim) {
 		fprintf(stderr, "fileleak: %ld files need %ld fds, limit is %llu\n", n, n + 16,
-			(unsigned long long)rl.rlim_cur);
+			(unsigned long long)lim);
 		return 1;
 	}
 	fds = calloc(n, sizeof(int));
@@ -60,13 +46,7 @@ int main(int argc, char **argv)
 	if (!rc) {
 		printf("ready\n");
 		fflush(stdout);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		for (time_t end = t.tv_sec + hold; !stop;) {
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			if (t.tv_sec >= end)
-				break;
-			usleep(50000);
-		}
+		leak_hold(hold);
 	}
 	for (long i = 0; i < made; i++) {
 		snprintf(path, sizeof(path), "%s/fileleak-%d-%ld", argv[3], (int)getpid(), i);

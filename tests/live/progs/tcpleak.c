@@ -16,18 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t stop;
+#include "leakprog.h"
 
-static void on_sig(int s)
-{
-	(void)s;
-	stop = 1;
-}
 
 static double now(void)
 {
@@ -41,8 +35,8 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t alen = sizeof(a);
-	struct rlimit rl;
 	long nconn, bytes, hold;
+	rlim_t lim;
 	int lfd, *cli, *srv;
 	long *left;
 	static char buf[65536];
@@ -53,16 +47,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: tcpleak NCONN BYTES_PER_CONN HOLD_SECS\n");
 		return 2;
 	}
-	signal(SIGTERM, on_sig);
-	signal(SIGINT, on_sig);
+	lim = leak_setup();
 	signal(SIGPIPE, SIG_IGN);
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-	if ((rlim_t)(2 * nconn + 16) > rl.rlim_cur) {
+	if ((rlim_t)(2 * nconn + 16) > lim) {
 		fprintf(stderr, "tcpleak: %ld connections need %ld fds, limit is %llu\n", nconn,
-			2 * nconn + 16, (unsigned long long)rl.rlim_cur);
+			2 * nconn + 16, (unsigned long long)lim);
 		return 1;
 	}
 	cli = calloc(nconn, sizeof(int));
@@ -121,8 +110,7 @@ int main(int argc, char **argv)
 	}
 	printf("ready\n");
 	fflush(stdout);
-	for (double end = now() + hold; !stop && now() < end;)
-		usleep(50000);
+	leak_hold(hold);
 	for (long i = 0; i < nconn; i++) {
 		close(cli[i]);
 		close(srv[i]);
