@@ -8,17 +8,9 @@ set -u
 ps_need_root
 
 N=${PS_FILELEAK_N:-10000}
-tmp=$(mktemp -d /var/tmp/ps-rec-files.XXXXXX)
+ps_test_dir /var/tmp/ps-rec-files.XXXXXX
 dir=$tmp/leak
 mkdir "$dir"
-db=$tmp/run.db
-LEAK_PID=
-cleanup() {
-	[ -n "$LEAK_PID" ] && kill "$LEAK_PID" 2>/dev/null && wait "$LEAK_PID" 2>/dev/null
-	ps_stop_recorder >/dev/null 2>&1
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 fstype=$(stat -f -c %T "$dir")
 case $fstype in

@@ -10,14 +10,7 @@ set -u
 ps_need_root
 
 N=${PS_EVLEAK_N:-15000}
-tmp=$(mktemp -d /tmp/ps-rec-kmalloc.XXXXXX)
-LEAK_PID=
-cleanup() {
-	[ -n "$LEAK_PID" ] && kill "$LEAK_PID" 2>/dev/null && wait "$LEAK_PID" 2>/dev/null
-	ps_stop_recorder >/dev/null 2>&1
-	[ -n "${PS_KEEP:-}" ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
+ps_test_dir /tmp/ps-rec-kmalloc.XXXXXX
 cache=kmalloc-64
 
 for mode in kfunc no-kfunc; do

@@ -7,12 +7,9 @@ set -u
 ps_need_root
 
 N=${PS_NEGDENT_N:-40000}
-tmp=$(mktemp -d /var/tmp/ps-rec-neg.XXXXXX)
+ps_test_dir /var/tmp/ps-rec-neg.XXXXXX
 dir=$tmp/neg
 mkdir "$dir"
-db=$tmp/run.db
-cleanup() { ps_stop_recorder >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT
 
 ps_start_recorder "$db" --interval 500ms || exit 1
 sleep 1

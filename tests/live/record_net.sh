@@ -10,15 +10,7 @@ ps_need_root
 
 NCONN=${PS_TCPLEAK_N:-1000}
 BYTES=131072
-tmp=$(mktemp -d /tmp/ps-rec-net.XXXXXX)
-db=$tmp/run.db
-LEAK_PID=
-cleanup() {
-	[ -n "$LEAK_PID" ] && kill "$LEAK_PID" 2>/dev/null && wait "$LEAK_PID" 2>/dev/null
-	ps_stop_recorder >/dev/null 2>&1
-	[ -n "${PS_KEEP:-}" ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
+ps_test_dir /tmp/ps-rec-net.XXXXXX
 
 fclone=skbuff_fclone_cache
 fclone_slab=$fclone	# the name /proc/slabinfo (and the kernel) use for its kmem_cache

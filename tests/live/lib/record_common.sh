@@ -13,6 +13,21 @@ ps_need_root() {
 
 q() { sqlite3 -batch -noheader "$1" "$2"; }
 
+# ps_test_dir TEMPLATE: a temporary directory in $tmp (mktemp -d TEMPLATE) and its trace path in
+# $db; at exit the leak program ($LEAK_PID, when set) is killed, the recorder stopped and $tmp
+# removed (kept when PS_KEEP is set, to look at the trace).
+ps_test_dir() {
+	tmp=$(mktemp -d "$1") || exit 1
+	db=$tmp/run.db
+	LEAK_PID=
+	trap ps_test_cleanup EXIT
+}
+ps_test_cleanup() {
+	[ -n "$LEAK_PID" ] && kill "$LEAK_PID" 2>/dev/null && wait "$LEAK_PID" 2>/dev/null
+	ps_stop_recorder >/dev/null 2>&1
+	[ -n "${PS_KEEP:-}" ] || rm -rf "$tmp"
+}
+
 # Highest committed interval (or -1).
 # (The sqlite3 CLI creates a missing file, which would then make the recorder refuse it.)
 ps_last_idx() {
