@@ -6,18 +6,7 @@
 # foreign SQLite and interval-less files). No root; tests/run.sh runs it in the unit part.
 set -u
 cd "${PS_SRCDIR:-$(dirname "$0")/../..}" || exit 1
-O=${O:-.output}
-POOLSCOPE=${POOLSCOPE:-$O/poolscope}
-FIXGEN=${PS_FIXGEN:-$(dirname "$POOLSCOPE")/tests/mkfixtures}
-for f in "$POOLSCOPE" "$FIXGEN"; do
-	[ -x "$f" ] || { echo "skip: $f not built (make all)"; exit 77; }
-done
-POOLSCOPE=$(cd "$(dirname "$POOLSCOPE")" && pwd)/$(basename "$POOLSCOPE")
-d=$(mktemp -d /tmp/ps-clierr.XXXXXX)
-trap 'rm -rf "$d"' EXIT
-unset POOLSCOPE_RULES
-export LC_ALL=C
-"$FIXGEN" "$d" || { echo "FAIL fixtures: $FIXGEN exited $?"; exit 1; }
+. tests/cli/lib/fixtures.sh clierr
 printf 'network frame tcp_* -\nnetwork sites tcp_*\n' > "$d/bad.rules"
 failed=0
 

@@ -12,21 +12,9 @@
 # themselves (see "hand" below), so a regenerated file with wrong numbers still fails.
 set -u
 cd "${PS_SRCDIR:-$(dirname "$0")/../..}" || exit 1
-O=${O:-.output}
-POOLSCOPE=${POOLSCOPE:-$O/poolscope}
-FIXGEN=${PS_FIXGEN:-$(dirname "$POOLSCOPE")/tests/mkfixtures}
 EXP=$(pwd)/tests/fixtures/expected
 UPDATE=${PS_GOLDEN_UPDATE:-}
-for f in "$POOLSCOPE" "$FIXGEN"; do
-	[ -x "$f" ] || { echo "skip: $f not built (make all)"; exit 77; }
-done
-POOLSCOPE=$(cd "$(dirname "$POOLSCOPE")" && pwd)/$(basename "$POOLSCOPE")
-d=$(mktemp -d /tmp/ps-golden.XXXXXX)
-trap 'rm -rf "$d"' EXIT
-# the default rules are found next to the binary: a user's $POOLSCOPE_RULES must not leak in
-unset POOLSCOPE_RULES
-export LC_ALL=C
-"$FIXGEN" "$d" || { echo "FAIL fixtures: $FIXGEN exited $?"; exit 1; }
+. tests/cli/lib/fixtures.sh golden
 [ -n "$UPDATE" ] && mkdir -p "$EXP"
 failed=0
 
