@@ -209,25 +209,25 @@ char *ps_etl_guid_str(const uint8_t *g, char buf[37])
 }
 
 /*
- * Civil date by arithmetic, not gmtime_r(): glibc's loads the local time zone file on first use,
- * a few system calls on every `etl info` for a UTC string. 1601-01-01 starts a 400-year
- * Gregorian cycle (146097 days), so the cycle, century, 4-year and year within it follow by
- * division; the last year of a 4-year group and the last century of a cycle are one day longer.
- */
-/*
- * How many whole periods of len days *days holds, taken off it; at most max - 1 when max > 1 (the
+ * How many whole periods of len days *days holds, taken off it; below max when max is not 0 (the
  * last period of the enclosing one is a day longer, so its last day must not start another).
  */
 static int64_t whole_periods(int64_t *days, int64_t len, int64_t max)
 {
 	int64_t n = *days / len;
 
-	if (max > 1 && n >= max)
+	if (max && n >= max)
 		n = max - 1;
 	*days -= n * len;
 	return n;
 }
 
+/*
+ * Civil date by arithmetic, not gmtime_r(): glibc's loads the local time zone file on first use,
+ * a few system calls on every `etl info` for a UTC string. 1601-01-01 starts a 400-year
+ * Gregorian cycle (146097 days), so the cycle, century, 4-year and year within it follow by
+ * division; the last year of a 4-year group and the last century of a cycle are one day longer.
+ */
 char *ps_etl_filetime_str(int64_t ft, char buf[64])
 {
 	static const uint8_t mdays[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
@@ -242,9 +242,9 @@ char *ps_etl_filetime_str(int64_t ft, char buf[64])
 	}
 	days = ft / day;
 	rem = ft % day;
-	n400 = whole_periods(&days, 146097, 1);
+	n400 = whole_periods(&days, 146097, 0);
 	n100 = whole_periods(&days, 36524, 4);
-	n4 = whole_periods(&days, 1461, 1);
+	n4 = whole_periods(&days, 1461, 0);
 	n1 = whole_periods(&days, 365, 4);
 	year = 1601 + 400 * n400 + 100 * n100 + 4 * n4 + n1;
 	bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
