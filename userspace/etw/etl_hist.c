@@ -184,8 +184,6 @@ int ps_etl_hist_add(struct ps_etl_hist *h, const struct ps_etl_event *ev)
 	return hist_add_slow(h, ev);
 }
 
-
-
 static int cmp_ent(const void *a, const void *b)
 {
 	const struct ps_etl_hist_ent *x = a, *y = b;
