@@ -73,7 +73,7 @@ static int cmd_diff(int argc, char **argv)
 	struct ps_rules *rs = NULL;
 	char rbuf[PATH_MAX], err[512] = "", k1[512], k2[512], lb[256], s1[32], s2[32];
 	const char *rules_path = NULL;
-	long top = 15, shown = 0, unconfirmed = 0;
+	unsigned top = 15, shown = 0, unconfirmed = 0;
 	int c, rc = PS_EXIT_FAIL;
 	bool per_io;
 	double na, nb;
@@ -82,10 +82,7 @@ static int cmd_diff(int argc, char **argv)
 		if (c == 'r')
 			rules_path = optarg;
 		else if (c == 'n') {
-			char *end;
-
-			top = strtol(optarg, &end, 10);
-			if (!*optarg || *end || top < 0) {
+			if (ps_parse_uint(optarg, 0, UINT_MAX, &top)) {
 				fprintf(stderr, "poolscope diff: --top: expected a number >= 0, "
 					"got '%s'\n", optarg);
 				return PS_EXIT_USAGE;

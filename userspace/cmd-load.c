@@ -70,19 +70,6 @@ static int bad(const char *what, const char *val, const char *expected)
 	return PS_EXIT_USAGE;
 }
 
-static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi || *s == '-')
-		return -EINVAL;
-	*out = (unsigned)v;
-	return 0;
-}
-
 static int cmd_load(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -147,13 +134,13 @@ static int cmd_load(int argc, char **argv)
 			one.bs = v;
 			break;
 		case 'q':
-			if (parse_uint(optarg, 1, PS_LOAD_MAX_QD, &o->qd)) {
+			if (ps_parse_uint(optarg, 1, PS_LOAD_MAX_QD, &o->qd)) {
 				rc = bad("--qd", optarg, "expected 1..256");
 				goto out;
 			}
 			break;
 		case 'w':
-			if (parse_uint(optarg, 1, PS_LOAD_MAX_WORKERS, &o->workers)) {
+			if (ps_parse_uint(optarg, 1, PS_LOAD_MAX_WORKERS, &o->workers)) {
 				rc = bad("--workers", optarg, "expected 1..64");
 				goto out;
 			}
@@ -201,7 +188,7 @@ static int cmd_load(int argc, char **argv)
 		case OPT_READ: one.read_pct = 100; break;
 		case OPT_WRITE: one.read_pct = 0; break;
 		case OPT_MIX:
-			if (parse_uint(optarg, 0, 100, &u)) {
+			if (ps_parse_uint(optarg, 0, 100, &u)) {
 				rc = bad("--mix", optarg, "expected a read percentage 0..100");
 				goto out;
 			}
@@ -217,7 +204,7 @@ static int cmd_load(int argc, char **argv)
 			o->timeout_ms = (unsigned)(v / 1000000);
 			break;
 		case OPT_SEED:
-			if (parse_uint(optarg, 0, 0xffffffffu, &u)) {
+			if (ps_parse_uint(optarg, 0, 0xffffffffu, &u)) {
 				rc = bad("--seed", optarg, "expected 0..4294967295");
 				goto out;
 			}

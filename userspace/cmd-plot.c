@@ -468,7 +468,6 @@ static int cmd_plot(int argc, char **argv)
 	unsigned top = 8;
 	bool by_path = false;
 	int c, nruns, rc = PS_EXIT_FAIL, ret;
-	char *end;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:n:t:h", lopts, NULL)) != -1) {
@@ -476,8 +475,7 @@ static int cmd_plot(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 't': title = optarg; break;
 		case 'n':
-			top = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || top < 1 || top > 20) {
+			if (ps_parse_uint(optarg, 1, 20, &top)) {
 				fprintf(stderr, "poolscope plot: --top '%s': expected 1..20\n", optarg);
 				return PS_EXIT_USAGE;
 			}

@@ -84,23 +84,19 @@ static int cmd_report(int argc, char **argv)
 	struct ps_rules *rs = NULL;
 	struct ps_run *run = NULL;
 	struct ps_report rep = { 0 };
-	long top = 15;
+	unsigned top = 15;
 	bool by_path = false;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "n:f:r:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'n': {
-			char *end;
-
-			top = strtol(optarg, &end, 10);
-			if (!*optarg || *end || top < 0) {
+		case 'n':
+			if (ps_parse_uint(optarg, 0, UINT_MAX, &top)) {
 				fprintf(stderr, "poolscope report: --top: expected a number >= 0, "
 					"got '%s'\n", optarg);
 				return PS_EXIT_USAGE;
 			}
 			break;
-		}
 		case 'f':
 			if (!strcmp(optarg, "text"))
 				fmt = PS_FMT_TEXT;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -328,6 +329,7 @@ out:
 TEST(util_parsers)
 {
 	uint64_t v;
+	unsigned u;
 	char b[32];
 
 	ASSERT_OK(ps_parse_size("8k", &v), "8k");
@@ -342,6 +344,15 @@ TEST(util_parsers)
 	ASSERT_OK(ps_parse_duration_ns("2m", &v), "2m");
 	ASSERT_U64_EQ(v, 120000000000ull, "2m");
 	ASSERT_ERR(ps_parse_duration_ns("1x", &v), "bad unit");
+	ASSERT_OK(ps_parse_uint("16", 1, 64, &u), "16");
+	ASSERT_EQ(u, 16, "16");
+	ASSERT_OK(ps_parse_uint("0", 0, 5, &u), "lowest");
+	ASSERT_ERR(ps_parse_uint("0", 1, 5, &u), "below lo");
+	ASSERT_ERR(ps_parse_uint("65", 1, 64, &u), "above hi");
+	ASSERT_ERR(ps_parse_uint("-1", 0, 5, &u), "negative");
+	ASSERT_ERR(ps_parse_uint("", 0, 5, &u), "empty");
+	ASSERT_ERR(ps_parse_uint("3k", 0, 5000, &u), "suffix");
+	ASSERT_ERR(ps_parse_uint("99999999999999999999", 0, UINT_MAX, &u), "overflow");
 	ASSERT_STREQ(ps_fmt_bytes(b, sizeof(b), 62.0 * (1ull << 30), false), "62.0 GiB", "GiB");
 	ASSERT_STREQ(ps_fmt_bytes(b, sizeof(b), -512, true), "-512 B", "neg");
 	ASSERT_STREQ(ps_fmt_bytes(b, sizeof(b), 1536, true), "+1.50 KiB", "KiB");

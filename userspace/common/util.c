@@ -69,6 +69,21 @@ int ps_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+int ps_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
 int ps_parse_duration_ns(const char *s, uint64_t *out_ns)
 {
 	char *end;
