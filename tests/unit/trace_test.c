@@ -351,6 +351,8 @@ TEST(util_parsers)
 	ASSERT_ERR(ps_parse_uint("65", 1, 64, &u), "above hi");
 	ASSERT_ERR(ps_parse_uint("-1", 0, 5, &u), "negative");
 	ASSERT_ERR(ps_parse_uint("", 0, 5, &u), "empty");
+	ASSERT_ERR(ps_parse_uint("+1", 0, 5, &u), "sign");
+	ASSERT_ERR(ps_parse_uint(" 1", 0, 5, &u), "blank");
 	ASSERT_ERR(ps_parse_uint("3k", 0, 5000, &u), "suffix");
 	ASSERT_ERR(ps_parse_uint("99999999999999999999", 0, UINT_MAX, &u), "overflow");
 	ASSERT_STREQ(ps_fmt_bytes(b, sizeof(b), 62.0 * (1ull << 30), false), "62.0 GiB", "GiB");

@@ -34,21 +34,11 @@ void ps_etw_groupmask_pool(struct ps_perf_groupmask *gm, uint32_t classic_flags)
 
 int ps_etw_parse_buffers_mb(const char *s, uint32_t *mb)
 {
-	uint64_t v = 0;
+	unsigned v;
 
-	if (!s || !*s)
+	if (ps_parse_uint(s, 1, PS_ETW_BUFFERS_MB_MAX, &v))
 		return -EINVAL;
-	/* Digits only: "512M" or "-1" would otherwise be read as something else than meant. */
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > PS_ETW_BUFFERS_MB_MAX)
-			return -EINVAL;
-	}
-	if (!v)
-		return -EINVAL;
-	*mb = (uint32_t)v;
+	*mb = v;
 	return 0;
 }
 

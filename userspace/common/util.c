@@ -74,7 +74,8 @@ int ps_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 	char *end;
 	unsigned long v;
 
-	if (!s || *s == '-')
+	/* a digit first: strtoul would also take blanks, a sign, and "-1" as a huge number */
+	if (!s || *s < '0' || *s > '9')
 		return -EINVAL;
 	errno = 0;
 	v = strtoul(s, &end, 10);

@@ -50,8 +50,8 @@ char *ps_fmt_bytes(char *buf, size_t len, double bytes, bool signed_);
 int ps_parse_size(const char *s, uint64_t *out);
 
 /*
- * Parses a whole decimal number from lo to hi ("16", not "-1", "1k" or ""): the counts and
- * limits of command-line options. Returns 0 or -EINVAL.
+ * Parses a whole decimal number from lo to hi, digits only ("16", not "-1", "+1", " 1", "1k"
+ * or ""): the counts and limits of command-line options. Returns 0 or -EINVAL.
  */
 int ps_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out);
 
