@@ -244,6 +244,38 @@ TEST(text_errors_name_the_line)
 	ASSERT_STRSTR(err, "not a pooltag.txt", "pooltag message");
 }
 
+/*
+ * Short lines in a console capture (a "q" typed to quit, a stray word) came after longer rows
+ * in the same line buffer: the old loop started past a short line's end and read a second row
+ * from the row before it, and a type word in column 4 made it copy a tag from before the line.
+ */
+TEST(poolmon_short_lines)
+{
+	struct ps_convert_result res;
+	const char *p[] = { write_file("short.log",
+		" Memory:  100000K Avail:   50000K  PageFlts:     0   InRam Krnl: 1000K P: 2000K\n"
+		" Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc\n"
+		"\n"
+		" AfdB Nonp      100 (   0)        50 (   0)        50    64000 (     0)   1280\n"
+		"ab\n"
+		"q\n"
+		" Nt Paged  2 862 94     94495\n"
+		" Irp  Paged      7 (   0)         3 (   0)         4      512 (     0)    128\n") };
+	struct ps_run *r = convert(p, 1, NULL, &res);
+
+	if (!r)
+		return;
+	ASSERT_EQ(r->ntags, 2, "the two rows, nothing from the short lines");
+	ASSERT_EQ(res.problems, 0, res.first_problem);
+	const struct ps_tag_series *t = tag(r, "AfdB", "nonpaged");
+	if (t)
+		ASSERT_EQ(t->s[0].live_bytes, 64000, "AfdB Bytes");
+	t = tag(r, "Irp ", "paged");
+	if (t)
+		ASSERT_EQ(t->s[0].live_bytes, 512, "Irp Bytes");
+	ps_run_free(r);
+}
+
 TEST(detect_kinds)
 {
 	const char *s = write_file("s.txt", "#poolscope-sample v1\nfoo\n");

@@ -294,10 +294,16 @@ static int parse_line(struct tconv *c, char *line, bool *bad)
 		}
 		return add_row(c, &row) < 0 ? -ENOMEM : 0;
 	}
-	/* poolmon row: "<tag4> <Nonp|Paged> numbers" */
+	/*
+	 * poolmon row: "<tag4> <Nonp|Paged> numbers", so the type starts at column 5 or later.
+	 * Nothing before column 5 or past the end: fgets() leaves a longer earlier line's bytes
+	 * after a short line's end, and a row read from them would be a tag that is not there.
+	 */
 	char *type = NULL;
 	uint8_t pool = P_NONPAGED;
-	for (char *q = line + 4; *q; q++) {
+	if (len < 5)
+		return 0;
+	for (char *q = line + 5; *q; q++) {
 		if (q[-1] != ' ')
 			continue;
 		if (!strncmp(q, "Nonp", 4) && (q[4] == ' ' || !q[4])) {
