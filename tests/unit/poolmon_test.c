@@ -276,6 +276,101 @@ TEST(poolmon_short_lines)
 	ps_run_free(r);
 }
 
+/* The file at src re-encoded as UTF-16 (le or be) with its byte-order mark, or with a UTF-8 mark. */
+static const char *reencode(const char *src, const char *name, int how)
+{
+	static char path[2][1024];
+	static int k;
+	char *p = path[k++ & 1];
+	FILE *in = fopen(src, "rb"), *out;
+	int ch;
+
+	snprintf(p, 1024, "%s/%s", ps_test_tmpdir(), name);
+	out = fopen(p, "wb");
+	if (!ASSERT_NOT_NULL(in, src) || !ASSERT_NOT_NULL(out, p))
+		return p;
+	if (how == 8)
+		fputs("\xef\xbb\xbf", out);
+	else
+		fputs(how == 'l' ? "\xff\xfe" : "\xfe\xff", out);
+	while ((ch = getc(in)) != EOF) {
+		if (how == 'l')
+			putc(ch, out), putc(0, out);
+		else if (how == 'b')
+			putc(0, out), putc(ch, out);
+		else
+			putc(ch, out);
+	}
+	fclose(in);
+	fclose(out);
+	return p;
+}
+
+/*
+ * PowerShell 5 writes a redirected capture as UTF-16LE with a mark: it converts as the ASCII file
+ * does, as do UTF-16BE and a UTF-8 mark.
+ */
+TEST(poolmon_utf16_and_marks)
+{
+	const char *src = corpus_path("windows/poolmon_n_snapshot_intel_mfd.txt");
+	static const struct { int how; const char *name; } enc[] = {
+		{ 'l', "le.txt" }, { 'b', "be.txt" }, { 8, "bom8.txt" },
+	};
+
+	if (!corpus_have("windows/poolmon_n_snapshot_intel_mfd.txt"))
+		return;
+	for (size_t i = 0; i < sizeof(enc) / sizeof(enc[0]); i++) {
+		struct ps_convert_result res;
+		const char *p[] = { reencode(src, enc[i].name, enc[i].how) };
+
+		ASSERT_EQ(ps_convert_detect(p[0]), PS_INPUT_POOLMON, enc[i].name);
+		struct ps_run *r = convert(p, 1, NULL, &res);
+		if (!r)
+			continue;
+		ASSERT_EQ(r->ntags, 13, enc[i].name);
+		ASSERT_EQ(res.problems, 0, res.first_problem);
+		const struct ps_tag_series *t = tag(r, "EtwB", "nonpaged");
+		if (t)
+			ASSERT_EQ(t->s[0].live_bytes, 163418368, enc[i].name);
+		const struct ps_series *np = ps_run_sys(r, "NonPagedPool");
+		if (ASSERT_NOT_NULL(np, enc[i].name))
+			ASSERT_EQ(np->v[0], 710920LL * 1024, enc[i].name);
+		ps_run_free(r);
+	}
+}
+
+/*
+ * A NUL byte in a row (a damaged capture) ends what is read of that row, and the next row is
+ * still read: the old overlong-line check looked for the newline with strchr() and, stopped by
+ * the NUL, skipped the next line as the rest of this one.
+ */
+TEST(poolmon_nul_in_row)
+{
+	static const char text[] =
+		" Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc\n"
+		" AfdB Nonp      100 (   0)        50 (   0)        50    64000 (     0)   1280 afd\0.sys\n"
+		" Irp  Paged      7 (   0)         3 (   0)         4      512 (     0)    128\n";
+	char path[1024];
+	struct ps_convert_result res;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/nul.log", ps_test_tmpdir());
+	f = fopen(path, "wb");
+	if (!ASSERT_NOT_NULL(f, path))
+		return;
+	fwrite(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	const char *p[] = { path };
+	struct ps_run *r = convert(p, 1, NULL, &res);
+	if (!r)
+		return;
+	ASSERT_EQ(r->ntags, 2, "both rows");
+	const struct ps_tag_series *t = tag(r, "Irp ", "paged");
+	if (t)
+		ASSERT_EQ(t->s[0].live_bytes, 512, "the row after the NUL");
+	ps_run_free(r);
+}
+
 TEST(detect_kinds)
 {
 	const char *s = write_file("s.txt", "#poolscope-sample v1\nfoo\n");

@@ -197,6 +197,77 @@ static int64_t kbytes_after(const char *line, const char *key)
 	return (int64_t)strtoull(p, NULL, 10) * 1024;
 }
 
+/*
+ * Text encodings of Windows captures: PowerShell 5's ">" and Out-File write UTF-16LE with a
+ * byte-order mark, and editors may put a UTF-8 one in front. Read by their marks; the formats are
+ * ASCII (tags, numbers, keywords), so a UTF-16 code unit above 0x7f reads as '?'.
+ */
+enum { ENC_BYTES, ENC_UTF16LE, ENC_UTF16BE };
+
+/* The encoding that the first bytes b[0..n) announce, and the length of its mark. */
+static int text_encoding(const uint8_t *b, size_t n, size_t *mark)
+{
+	*mark = 0;
+	if (n >= 2 && b[0] == 0xff && b[1] == 0xfe) {
+		*mark = 2;
+		return ENC_UTF16LE;
+	}
+	if (n >= 2 && b[0] == 0xfe && b[1] == 0xff) {
+		*mark = 2;
+		return ENC_UTF16BE;
+	}
+	if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf)
+		*mark = 3;
+	return ENC_BYTES;
+}
+
+/* UTF-16 in[0..n) (after its mark) as bytes into out (cap > 0, NUL-terminated); its length. */
+static size_t utf16_to_bytes(const uint8_t *in, size_t n, int enc, char *out, size_t cap)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i + 1 < n && k + 1 < cap; i += 2) {
+		unsigned u = enc == ENC_UTF16LE ? in[i] | in[i + 1] << 8 : in[i + 1] | in[i] << 8;
+		out[k++] = u < 0x80 ? (char)u : '?';
+	}
+	out[k] = 0;
+	return k;
+}
+
+/*
+ * The next line of f into line[0..cap) without its end, as bytes. A longer line keeps its
+ * start (the rest is skipped). False at the end of the file.
+ */
+static bool read_line(FILE *f, int enc, char *line, size_t cap)
+{
+	if (enc == ENC_BYTES) {
+		/* fgets() fills the buffer to its last byte only for a line that does not fit */
+		line[cap - 1] = 1;
+		if (!fgets(line, (int)cap, f))
+			return false;
+		if (!line[cap - 1] && line[cap - 2] != '\n') {
+			int ch;
+			while ((ch = getc(f)) != EOF && ch != '\n')
+				;
+		}
+		return true;
+	}
+	size_t k = 0;
+	int a, b;
+	bool any = false;
+
+	while ((a = getc(f)) != EOF && (b = getc(f)) != EOF) {
+		unsigned u = enc == ENC_UTF16LE ? (unsigned)(a | b << 8) : (unsigned)(b | a << 8);
+		any = true;
+		if (u == '\n')
+			break;
+		if (k + 1 < cap)
+			line[k++] = u < 0x80 ? (char)u : '?';
+	}
+	line[k] = 0;
+	return any;
+}
+
 static int parse_line(struct tconv *c, char *line, bool *bad)
 {
 	size_t len = strlen(line);
@@ -360,14 +431,19 @@ int ps_convert_text(struct ps_trace *t, const char *const *paths, size_t npaths,
 			snprintf(err, errlen, "%s: %s", paths[i], strerror(errno));
 			break;
 		}
-		while (fgets(line, sizeof(line), f)) {
+		uint8_t head[3];
+		size_t mark, nhead = fread(head, 1, sizeof(head), f);
+		int enc = text_encoding(head, nhead, &mark);
+
+		if (fseek(f, (long)mark, SEEK_SET)) {
+			r = -errno;
+			snprintf(err, errlen, "%s: %s", paths[i], strerror(errno));
+			fclose(f);
+			break;
+		}
+		while (read_line(f, enc, line, sizeof(line))) {
 			bool bad;
 			lineno++;
-			if (!strchr(line, '\n') && !feof(f)) {
-				int ch;
-				while ((ch = fgetc(f)) != EOF && ch != '\n')
-					;		/* overlong line: keep its start */
-			}
 			r = parse_line(&c, line, &bad);
 			if (r < 0) {
 				if (!c.rc)
@@ -415,6 +491,7 @@ int ps_convert_text(struct ps_trace *t, const char *const *paths, size_t npaths,
 int ps_convert_detect(const char *path)
 {
 	uint8_t b[4096];
+	char text[2048];
 	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
 
 	if (fd < 0)
@@ -427,10 +504,19 @@ int ps_convert_detect(const char *path)
 	if (n >= 0x50 && b[0x4b] == 0xc0 && (b[0x4a] == 1 || b[0x4a] == 2) &&
 	    b[0x4e] == 0 && b[0x4f] == 0)
 		return PS_INPUT_ETL;
-	b[n] = 0;
-	if (memchr(b, 0, n))
+	size_t mark;
+	int enc = text_encoding(b, (size_t)n, &mark);
+	const char *s = (const char *)b + mark;
+
+	if (enc != ENC_BYTES) {
+		n = (int)utf16_to_bytes(b + mark, (size_t)n - mark, enc, text, sizeof(text));
+		s = text;
+	} else {
+		b[n] = 0;
+		n -= (int)mark;
+	}
+	if (memchr(s, 0, (size_t)n))
 		return PS_INPUT_UNKNOWN;
-	const char *s = (const char *)b;
 	if (!strncmp(s, "#poolscope-sample", 17))
 		return PS_INPUT_POOLSAMPLE;
 	if (strstr(s, "!poolused") || strstr(s, "Sorting by") || strstr(s, "Pool Used:"))
