@@ -100,6 +100,27 @@ TEST(torn_last)
 	ps_run_free(r);
 }
 
+/* A line of spaces is blank, as an empty one is (it had no record to look at: a crash). */
+TEST(space_lines)
+{
+	char path[512], err[256] = "";
+	struct ps_run *r = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/spaces.tsv", ps_test_tmpdir());
+	f = fopen(path, "w");
+	if (!ASSERT_NOT_NULL(f, path))
+		return;
+	fputs("#poolscope-sample 1\n   \nS 0 1000000000 100 200 300\n \n"
+	      "T 6662534c nonpaged 10 4 600\nE 0\n  \n", f);
+	fclose(f);
+	if (!ASSERT_OK(ps_convert_poolsample(path, &r, err, sizeof(err)), err))
+		return;
+	ASSERT_EQ(r->nintervals, 1, "one snapshot");
+	ASSERT_EQ(r->ntags, 1, "one tag");
+	ps_run_free(r);
+}
+
 static void expect_error(const char *name, const char *text, const char *needle)
 {
 	char path[512], err[256] = "";

@@ -104,6 +104,8 @@ int ps_convert_poolsample(const char *path, struct ps_run **out, char *err, size
 			continue;
 		for (char *t = strtok_r(line, " ", &save); t && nt < 8; t = strtok_r(NULL, " ", &save))
 			tok[nt++] = t;
+		if (!nt)
+			continue;		/* only spaces: a blank line */
 		if (!strcmp(tok[0], "S")) {
 			if (in_snap) {
 				snprintf(err, errlen, "%s:%zu: snapshot started before the previous one ended",
