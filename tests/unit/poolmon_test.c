@@ -238,7 +238,40 @@ TEST(text_errors_name_the_line)
 	ASSERT_OK(ps_convert_text(t, p2, 1, &o, &res, err, sizeof(err)), "partial");
 	ASSERT_EQ(res.problems, 1, "one bad row");
 	ASSERT_STRSTR(res.first_problem, "bad.log: line 3", "names the line");
+	ASSERT_STRSTR(res.first_problem, "without its numbers", "says what is missing");
 	ps_trace_close(t);
+
+	/*
+	 * Numbers past 2^52 (strtoull() saturates at 2^64-1, which read as -1 live bytes) make
+	 * their row a problem, in poolmon and in !poolused rows; the sound rows stay.
+	 */
+	const struct { const char *path, *line; size_t ntags; } absurd[] = {
+		{ write_file("absurd.log",
+			" Tag  Type     Allocs         Frees    Diff   Bytes    Per Alloc\n"
+			" LSbf Nonp       1000       900       100   99999999999999999999       1024\n"
+			" Irp  Paged         7         3         4      512        128\n"),
+		  "absurd.log: line 2: a pool row with a number beyond 2^52", 1 },
+		/* a !poolused row is a nonpaged and a paged tag */
+		{ write_file("absurd-used.txt",
+			"0: kd> !poolused\n"
+			" Tag    Allocs     Used    Allocs     Used\n"
+			" AcpA        3      192         1   9007199254740993ACPI Pooltags\n"
+			" AcpB        0        0         4      576ACPI Pooltags\n"),
+		  "absurd-used.txt: line 3: a pool row with a number beyond 2^52", 2 },
+	};
+	for (int i = 0; i < 2; i++) {
+		const char *p3[] = { absurd[i].path };
+		struct ps_run *r = convert(p3, 1, NULL, &res);
+
+		if (!r)
+			continue;
+		ASSERT_EQ(res.problems, 1, absurd[i].path);
+		ASSERT_STRSTR(res.first_problem, absurd[i].line, absurd[i].path);
+		ASSERT_EQ(r->ntags, absurd[i].ntags, "the sound row only");
+		for (size_t k = 0; k < r->ntags; k++)
+			ASSERT_TRUE(r->tags[k].s[0].live_bytes >= 0, "no negative bytes");
+		ps_run_free(r);
+	}
 	ASSERT_EQ(ps_pooltag_load(&(struct ps_pooltags){ 0 }, none, err, sizeof(err)),
 		  -PS_ERR__SYNTAX, "not a pooltag file");
 	ASSERT_STRSTR(err, "not a pooltag.txt", "pooltag message");

@@ -160,7 +160,24 @@ static int add_row(struct tconv *c, const struct trow *row)
 	return 0;
 }
 
-/* Numbers of a poolmon row after the type, skipping "( delta )" groups. */
+/* As the sample reader's limit: no pool counter or byte count gets near 2^52. */
+#define TEXT_ABSURD (1ull << 52)
+
+static const char why_numbers[] = "a pool row without its numbers (expected Allocs Frees Diff Bytes)";
+static const char why_absurd[] = "a pool row with a number beyond 2^52 (a count or size no pool has)";
+
+/* The decimal number at s (a digit), *end after it. False when it is beyond TEXT_ABSURD. */
+static bool row_number(const char *s, char **end, uint64_t *v)
+{
+	errno = 0;
+	*v = strtoull(s, end, 10);
+	return !errno && *v <= TEXT_ABSURD;
+}
+
+/*
+ * Numbers of a poolmon row after the type, skipping "( delta )" groups: how many, -1 for an
+ * unclosed group, -2 for an impossible number.
+ */
 static int poolmon_numbers(const char *s, uint64_t *v, int max)
 {
 	int n = 0;
@@ -178,7 +195,8 @@ static int poolmon_numbers(const char *s, uint64_t *v, int max)
 		if (!isdigit((unsigned char)*s))
 			break;
 		char *end;
-		v[n++] = strtoull(s, &end, 10);
+		if (!row_number(s, &end, &v[n++]))
+			return -2;
 		s = end;
 	}
 	return n;
@@ -268,7 +286,11 @@ static bool read_line(FILE *f, int enc, char *line, size_t cap)
 	return any;
 }
 
-static int parse_line(struct tconv *c, char *line, bool *bad)
+/*
+ * One line: a row joins the snapshot, a summary or header line sets the block. *why says what
+ * is wrong with a row that is skipped (NULL when nothing is). 0, or -errno to stop.
+ */
+static int parse_line(struct tconv *c, char *line, const char **why)
 {
 	size_t len = strlen(line);
 	struct trow row = { 0 };
@@ -276,7 +298,7 @@ static int parse_line(struct tconv *c, char *line, bool *bad)
 
 	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 		line[--len] = 0;
-	*bad = false;
+	*why = NULL;
 	if (line[0] == '#' || !len)
 		return 0;
 	if (strstr(line, "Memory:") && strstr(line, "Avail:")) {
@@ -325,7 +347,10 @@ static int parse_line(struct tconv *c, char *line, bool *bad)
 		if (!strncmp(s, "TOTAL", 5)) {
 			s += 5;
 			for (int i = 0; i < 4; i++) {
-				v[i] = strtoull(s, &end, 10);
+				if (!row_number(s, &end, &v[i])) {
+					*why = why_absurd;
+					return 0;
+				}
 				if (end == s)
 					return 0;
 				s = end;
@@ -342,10 +367,14 @@ static int parse_line(struct tconv *c, char *line, bool *bad)
 			while (*s == ' ')
 				s++;
 			if (!isdigit((unsigned char)*s)) {
-				*bad = !strstr(line, "...") && !strstr(line, "kd>");
+				if (!strstr(line, "...") && !strstr(line, "kd>"))
+					*why = why_numbers;
 				return 0;
 			}
-			v[i] = strtoull(s, &end, 10);
+			if (!row_number(s, &end, &v[i])) {
+				*why = why_absurd;
+				return 0;
+			}
 			s = end;
 		}
 		uint8_t base = c->session ? P_SESSION : P_NONPAGED;
@@ -393,7 +422,7 @@ static int parse_line(struct tconv *c, char *line, bool *bad)
 	uint64_t v[8];
 	int n = poolmon_numbers(type + (pool == P_PAGED ? 5 : 4), v, 5);
 	if (n < 4) {
-		*bad = true;
+		*why = n == -2 ? why_absurd : why_numbers;
 		return 0;
 	}
 	memcpy(row.tag, type - 5, 4);
@@ -442,21 +471,20 @@ int ps_convert_text(struct ps_trace *t, const char *const *paths, size_t npaths,
 			break;
 		}
 		while (read_line(f, enc, line, sizeof(line))) {
-			bool bad;
+			const char *why;
 			lineno++;
-			r = parse_line(&c, line, &bad);
+			r = parse_line(&c, line, &why);
 			if (r < 0) {
 				if (!c.rc)
 					snprintf(err, errlen, "%s: line %u: %s", paths[i], lineno,
 						 strerror(-r));
 				break;
 			}
-			if (bad) {
+			if (why) {
 				res->problems++;
 				if (!res->first_problem[0])
 					snprintf(res->first_problem, sizeof(res->first_problem),
-						 "%s: line %u: a pool row without its numbers "
-						 "(expected Allocs Frees Diff Bytes)", paths[i], lineno);
+						 "%s: line %u: %s", paths[i], lineno, why);
 			}
 		}
 		fclose(f);
