@@ -373,6 +373,52 @@ TEST(pool_x64_end_to_end) { check_scenario(8, false); }
 TEST(pool_x86_end_to_end) { check_scenario(4, false); }
 TEST(pool_x64_compressed_end_to_end) { check_scenario(8, true); }
 
+/*
+ * A pool allocation larger than an address space is a damaged event: a problem naming its offset,
+ * and not counted, so its tag's figures stay those of the sound events.
+ */
+TEST(pool_absurd_size_skipped)
+{
+	char err[600], db[1024], path[1024];
+	struct ps_convert_result res;
+	struct ps_trace *t;
+	struct ps_run *r = NULL;
+	uint8_t d[64];
+	uint32_t n;
+
+	snprintf(path, sizeof(path), "%s/absurd.etl", ps_test_tmpdir());
+	struct etlw *w = etlw_open(path, 8, 1, 512, false, T0, FREQ, FT0);
+	if (!ASSERT_NOT_NULL(w, "write etl"))
+		return;
+	n = ew_pool(d, 8, 0, "Good", 0x100, 0xffffa00000001000ULL, -1);
+	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 1000, d, n);
+	n = ew_pool(d, 8, 0, "Good", 1ull << 60, 0xffffa00000002000ULL, -1);
+	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 2000, d, n);
+	etlw_close(w);
+	snprintf(db, sizeof(db), "%s/absurd.db", ps_test_tmpdir());
+	if (!ASSERT_OK(ps_trace_create(&t, db, 0), "create"))
+		return;
+	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
+	int rc = ps_convert_etl(t, path, &o, &res, err, sizeof(err));
+	ps_trace_close(t);
+	if (!ASSERT_OK(rc, err))
+		return;
+	ASSERT_EQ(res.problems, 1, "one problem");
+	ASSERT_STRSTR(res.first_problem, "pool allocation of 1152921504606846976 bytes",
+		      "names the size");
+	ASSERT_STRSTR(res.first_problem, "offset 0x", "names the offset");
+	if (!ASSERT_OK(ps_run_load(&r, db, err, sizeof(err)), err))
+		return;
+	const struct ps_tag_series *g = find_tag(r, "Good", "nonpaged");
+	if (ASSERT_NOT_NULL(g, "tag Good")) {
+		int64_t live = 0;
+		for (uint32_t i = 0; i < r->nintervals; i++)
+			live = g->s[i].live_bytes;
+		ASSERT_EQ(live, 0x100, "the sound allocation only");
+	}
+	ps_run_free(r);
+}
+
 /* An existing output is refused without FORCE (convert --force). */
 TEST(trace_refuses_existing_output)
 {

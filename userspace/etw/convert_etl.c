@@ -427,6 +427,13 @@ static void release(struct conv *c, uint32_t li, bool implicit)
 		c->res->implicit_frees++;
 }
 
+/*
+ * No pool allocation is larger than the kernel half of the address space (128 TiB on x64): a
+ * larger NumberOfBytes is a damaged event, and counting it would throw off every later figure
+ * of its tag.
+ */
+#define POOL_ABSURD (1ull << 47)
+
 static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 {
 	unsigned p = ev->ptr_size;
@@ -466,6 +473,16 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 		return 0;
 	}
 	c->res->pool_allocs++;
+	if (nbytes > POOL_ABSURD) {
+		c->res->problems++;
+		if (!c->res->first_problem[0])
+			snprintf(c->res->first_problem, sizeof(c->res->first_problem),
+				 "offset 0x%llx: pool allocation of %llu bytes, more than an address "
+				 "space holds; event skipped",
+				 (unsigned long long)(ev->file_off + ev->buf_off),
+				 (unsigned long long)nbytes);
+		return 0;
+	}
 	if (ps_kmap_get(&c->livemap, entry, sess, &v))
 		release(c, v, true);
 	uint32_t ti = 0;
