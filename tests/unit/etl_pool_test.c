@@ -416,6 +416,7 @@ TEST(pool_absurd_size_skipped)
 			live = g->s[i].live_bytes;
 		ASSERT_EQ(live, 0x100, "the sound allocation only");
 	}
+	ASSERT_EQ(ps_run_counter_last(r, "drops.bad_pool_events"), 1, "counted in the trace");
 	ps_run_free(r);
 }
 

@@ -120,6 +120,7 @@ struct conv {
 	bool in_interval;
 	int64_t last_rel;
 	uint64_t events_lost_flag, stack_user_parts, bad_ts, bigpool, stackwalk;
+	uint64_t bad_pool;	/* pool events skipped: short payload, impossible size */
 };
 
 void ps_pool_tag_str(uint32_t tag, char out[5])
@@ -208,6 +209,7 @@ static int commit(struct conv *c, struct ps_etl *e)
 		{ "drops.buffers_flagged_events_lost", st->flag_events_lost },
 		{ "drops.buffers_flagged_lost", st->flag_buffer_lost },
 		{ "drops.etl_problems", st->problems },
+		{ "drops.bad_pool_events", (int64_t)c->bad_pool },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(ctr) && !r; i++)
 		r = ps_trace_add_counter(c->t, ctr[i].n, ctr[i].v);
@@ -443,6 +445,7 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	const uint8_t *d = ev->payload;
 
 	if (ev->payload_len < need) {
+		c->bad_pool++;
 		c->res->problems++;
 		if (!c->res->first_problem[0])
 			snprintf(c->res->first_problem, sizeof(c->res->first_problem),
@@ -474,6 +477,7 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	}
 	c->res->pool_allocs++;
 	if (nbytes > POOL_ABSURD) {
+		c->bad_pool++;
 		c->res->problems++;
 		if (!c->res->first_problem[0])
 			snprintf(c->res->first_problem, sizeof(c->res->first_problem),
