@@ -193,17 +193,24 @@ demo: check-deps all
 	$(Q)O=$(O) tests/demo.sh
 
 # --- fuzz ---------------------------------------------------------------------------------------
-# libFuzzer over the .etl reader and the XPRESS decoder, seeded with the corpus .etl files.
+# libFuzzer, FUZZ_SECS each: the .etl reader and the XPRESS decoder (seeded with the corpus .etl
+# files), then the text inputs of convert (seeded with the corpus poolmon and !poolused files and
+# tests/fuzz/text-seeds: a sample file and pooltag.txt lines of our own).
 FUZZ_SECS  ?= 60
-FUZZ_SEEDS ?= $(or $(PS_CORPUS),../shared/corpus)/etl
+FUZZ_CORPUS := $(or $(PS_CORPUS),../shared/corpus)
+FUZZ_CC    := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Iuserspace -DPOOLSCOPE_VERSION='"fuzz"' \
+	-fsanitize=fuzzer,address,undefined
 FUZZ_SRCS  := tests/fuzz/etl_fuzz.c userspace/etw/etl.c userspace/etw/xpress.c userspace/common/util.c
 fuzz:
 	$(call msg,FUZZ,$(O)/fuzz/etl_fuzz)
-	$(Q)mkdir -p $(O)/fuzz/work
-	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -Iuserspace -DPOOLSCOPE_VERSION='"fuzz"' \
-		-fsanitize=fuzzer,address,undefined $(FUZZ_SRCS) -o $(O)/fuzz/etl_fuzz
+	$(Q)mkdir -p $(O)/fuzz/work $(O)/fuzz/text-work
+	$(Q)$(FUZZ_CC) $(FUZZ_SRCS) -o $(O)/fuzz/etl_fuzz
 	$(Q)$(O)/fuzz/etl_fuzz -max_total_time=$(FUZZ_SECS) -max_len=131072 -timeout=10 \
-		$(O)/fuzz/work $(FUZZ_SEEDS)
+		$(O)/fuzz/work $(FUZZ_CORPUS)/etl
+	$(call msg,FUZZ,$(O)/fuzz/text_fuzz)
+	$(Q)$(FUZZ_CC) tests/fuzz/text_fuzz.c $(CORE_SRCS) -o $(O)/fuzz/text_fuzz -lsqlite3 -lm -lpthread
+	$(Q)$(O)/fuzz/text_fuzz -max_total_time=$(FUZZ_SECS) -max_len=65536 -timeout=10 \
+		$(O)/fuzz/text-work $(FUZZ_CORPUS)/windows tests/fuzz/text-seeds
 
 # --- Windows ------------------------------------------------------------------------------------
 WIN_SRCS := $(wildcard userspace/win/*.c) $(filter-out %-linux.c,$(wildcard userspace/common/*.c))
