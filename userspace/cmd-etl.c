@@ -124,7 +124,7 @@ static int etl_info(const char *path)
 	       (long long)lh->perf_freq, (long long)lh->t0);
 	if (tmax >= tmin)
 		printf("span        %.3f s of events\n",
-		       (double)(ps_etl_rel_ns(lh, tmax) - ps_etl_rel_ns(lh, tmin)) / 1e9);
+		       ((double)ps_etl_rel_ns(lh, tmax) - (double)ps_etl_rel_ns(lh, tmin)) / 1e9);
 	printf("buffers     %u (%u compressed), header says %u written, %u CPUs seen, buffer size "
 	       "%u\n", st->buffers, st->compressed, lh->buffers_written, st->max_cpu, lh->buffer_size);
 	printf("data        %llu bytes of events in the buffers%s\n",

@@ -349,3 +349,32 @@ TEST(convert_truncated_compressed_pool_file)
 	}
 	free(b);
 }
+
+/*
+ * A damaged header's start time or a damaged timestamp made the nanosecond arithmetic overflow
+ * (found by fuzzing the converter): the results are the ends of int64, not wrapped values, and
+ * the SAN build would abort on the overflow itself.
+ */
+TEST(extreme_times_clamp)
+{
+	struct ps_etl_logfile h = { .clock_type = 2, .t0 = INT64_MIN, .start_time = INT64_MIN };
+
+	ASSERT_EQ(ps_etl_rel_ns(&h, INT64_MAX), INT64_MAX, "filetime clock, far future");
+	ASSERT_EQ(ps_etl_wall_ns(&h, INT64_MIN), INT64_MIN, "start before 1601");
+	h.clock_type = 1;
+	h.perf_freq = 1;
+	ASSERT_EQ(ps_etl_rel_ns(&h, INT64_MAX), INT64_MAX, "1 Hz counter");
+	h.t0 = INT64_MAX;
+	ASSERT_EQ(ps_etl_rel_ns(&h, INT64_MIN), INT64_MIN, "before t0");
+	h.clock_type = 3;
+	h.cpu_mhz = 1;
+	ASSERT_EQ(ps_etl_rel_ns(&h, INT64_MIN), INT64_MIN, "cycle clock");
+	h.start_time = INT64_MAX;
+	h.t0 = 0;
+	ASSERT_EQ(ps_etl_wall_ns(&h, 0), INT64_MAX, "start after 2262");
+	/* in range: unchanged (1 s after t0 on the 100 ns clock, start at the Unix epoch) */
+	h = (struct ps_etl_logfile){ .clock_type = 2, .t0 = 1000,
+				     .start_time = 116444736000000000LL };
+	ASSERT_EQ(ps_etl_rel_ns(&h, 1000 + 10000000), 1000000000, "1 s");
+	ASSERT_EQ(ps_etl_wall_ns(&h, 1000 + 10000000), 1000000000, "1 s after the epoch");
+}

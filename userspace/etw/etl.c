@@ -278,24 +278,34 @@ const char *ps_etl_group_name(uint8_t group)
 	return group < ARRAY_SIZE(group_names) ? group_names[group] : NULL;
 }
 
+/*
+ * Nanoseconds beyond int64 (a timestamp or start time from a damaged header: 2^63 ns is 292
+ * years) come out as its ends, never wrapped: the products are taken in 128 bits.
+ */
+static int64_t clamp64(__int128 v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
 int64_t ps_etl_rel_ns(const struct ps_etl_logfile *h, int64_t ts)
 {
 	__int128 d = (__int128)ts - h->t0;
 
 	switch (h->clock_type) {
 	case 2:
-		return (int64_t)(d * 100);
+		return clamp64(d * 100);
 	case 3:
-		return h->cpu_mhz ? (int64_t)(d * 1000 / h->cpu_mhz) : 0;
+		return h->cpu_mhz ? clamp64(d * 1000 / h->cpu_mhz) : 0;
 	default:
-		return h->perf_freq > 0 ? (int64_t)(d * 1000000000 / h->perf_freq) : 0;
+		return h->perf_freq > 0 ? clamp64(d * 1000000000 / h->perf_freq) : 0;
 	}
 }
 
 int64_t ps_etl_wall_ns(const struct ps_etl_logfile *h, int64_t ts)
 {
 	/* FILETIME counts 100 ns since 1601-01-01; the Unix epoch is 11644473600 s later. */
-	return (h->start_time - 116444736000000000LL) * 100 + ps_etl_rel_ns(h, ts);
+	return clamp64(((__int128)h->start_time - 116444736000000000LL) * 100 +
+		       ps_etl_rel_ns(h, ts));
 }
 
 /* --- event headers ------------------------------------------------------------------------- */
