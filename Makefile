@@ -193,24 +193,31 @@ demo: check-deps all
 	$(Q)O=$(O) tests/demo.sh
 
 # --- fuzz ---------------------------------------------------------------------------------------
-# libFuzzer, FUZZ_SECS each: the .etl reader and the XPRESS decoder (seeded with the corpus .etl
-# files), then the text inputs of convert (seeded with the corpus poolmon and !poolused files and
-# tests/fuzz/text-seeds: a sample file and pooltag.txt lines of our own).
-FUZZ_SECS  ?= 60
+# libFuzzer, FUZZ_SECS each, stopping at the first crash, leak or undefined behaviour: the .etl
+# reader and the XPRESS decoder (seeded with the corpus .etl files); convert of an .etl (the
+# corpus files and tests/fuzz/convert-seeds, pool traces written by tests/unit/etlwriter.c); the
+# text inputs of convert (the corpus poolmon and !poolused files and tests/fuzz/text-seeds, a
+# sample file and pooltag.txt lines of our own).
+FUZZ_SECS   ?= 60
 FUZZ_CORPUS := $(or $(PS_CORPUS),../shared/corpus)
-FUZZ_CC    := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Iuserspace -DPOOLSCOPE_VERSION='"fuzz"' \
-	-fsanitize=fuzzer,address,undefined
-FUZZ_SRCS  := tests/fuzz/etl_fuzz.c userspace/etw/etl.c userspace/etw/xpress.c userspace/common/util.c
+FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Iuserspace \
+	-DPOOLSCOPE_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRCS   := tests/fuzz/etl_fuzz.c userspace/etw/etl.c userspace/etw/xpress.c userspace/common/util.c
+FUZZ_RUN     = -max_total_time=$(FUZZ_SECS) -timeout=20 -rss_limit_mb=4096
 fuzz:
+	$(Q)mkdir -p $(O)/fuzz/work $(O)/fuzz/convert-work $(O)/fuzz/text-work
 	$(call msg,FUZZ,$(O)/fuzz/etl_fuzz)
-	$(Q)mkdir -p $(O)/fuzz/work $(O)/fuzz/text-work
 	$(Q)$(FUZZ_CC) $(FUZZ_SRCS) -o $(O)/fuzz/etl_fuzz
-	$(Q)$(O)/fuzz/etl_fuzz -max_total_time=$(FUZZ_SECS) -max_len=131072 -timeout=10 \
-		$(O)/fuzz/work $(FUZZ_CORPUS)/etl
+	$(Q)$(O)/fuzz/etl_fuzz $(FUZZ_RUN) -max_len=131072 $(O)/fuzz/work $(FUZZ_CORPUS)/etl
+	$(call msg,FUZZ,$(O)/fuzz/convert_fuzz)
+	$(Q)$(FUZZ_CC) tests/fuzz/convert_fuzz.c $(CORE_SRCS) -o $(O)/fuzz/convert_fuzz \
+		-lsqlite3 -lm -lpthread
+	$(Q)$(O)/fuzz/convert_fuzz $(FUZZ_RUN) -max_len=131072 $(O)/fuzz/convert-work \
+		$(FUZZ_CORPUS)/etl tests/fuzz/convert-seeds
 	$(call msg,FUZZ,$(O)/fuzz/text_fuzz)
 	$(Q)$(FUZZ_CC) tests/fuzz/text_fuzz.c $(CORE_SRCS) -o $(O)/fuzz/text_fuzz -lsqlite3 -lm -lpthread
-	$(Q)$(O)/fuzz/text_fuzz -max_total_time=$(FUZZ_SECS) -max_len=65536 -timeout=10 \
-		$(O)/fuzz/text-work $(FUZZ_CORPUS)/windows tests/fuzz/text-seeds
+	$(Q)$(O)/fuzz/text_fuzz $(FUZZ_RUN) -max_len=65536 $(O)/fuzz/text-work \
+		$(FUZZ_CORPUS)/windows tests/fuzz/text-seeds
 
 # --- Windows ------------------------------------------------------------------------------------
 WIN_SRCS := $(wildcard userspace/win/*.c) $(filter-out %-linux.c,$(wildcard userspace/common/*.c))
