@@ -309,6 +309,31 @@ TEST(poolmon_short_lines)
 	ps_run_free(r);
 }
 
+/*
+ * Summary figures past 2^52 bytes (the K figure times 1024 overflowed int64) read as absent,
+ * not as a wrapped or negative size.
+ */
+TEST(poolmon_absurd_summary)
+{
+	struct ps_convert_result res;
+	const char *p[] = { write_file("summary.log",
+		" Memory:  100000K Avail:   99999999999999999999K  PageFlts:     0   InRam Krnl: 1000K\n"
+		" Commit: 10000K Limit: 20000K Peak: 15000K            Pool N: 9007199254740993K P: 2000K\n"
+		" Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc\n"
+		" AfdB Nonp      100 (   0)        50 (   0)        50    64000 (     0)   1280\n") };
+	struct ps_run *r = convert(p, 1, NULL, &res);
+
+	if (!r)
+		return;
+	ASSERT_EQ(r->ntags, 1, "the row");
+	ASSERT_TRUE(ps_run_sys(r, "NonPagedPool") == NULL, "no NonPagedPool figure");
+	ASSERT_TRUE(ps_run_sys(r, "AvailableBytes") == NULL, "no AvailableBytes figure");
+	const struct ps_series *pp = ps_run_sys(r, "PagedPool");
+	if (ASSERT_NOT_NULL(pp, "PagedPool"))
+		ASSERT_EQ(pp->v[0], 2000LL * 1024, "the sound figure stays");
+	ps_run_free(r);
+}
+
 /* The file at src re-encoded as UTF-16 (le or be) with its byte-order mark, or with a UTF-8 mark. */
 static const char *reencode(const char *src, const char *name, int how)
 {

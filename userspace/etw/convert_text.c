@@ -202,17 +202,21 @@ static int poolmon_numbers(const char *s, uint64_t *v, int max)
 	return n;
 }
 
+/* The "<n>K" after key in bytes; -1 when absent or beyond TEXT_ABSURD (read as unknown). */
 static int64_t kbytes_after(const char *line, const char *key)
 {
 	const char *p = strstr(line, key);
+	char *end;
+	uint64_t kb;
+
 	if (!p)
 		return -1;
 	p += strlen(key);
 	while (*p == ' ')
 		p++;
-	if (!isdigit((unsigned char)*p))
+	if (!isdigit((unsigned char)*p) || !row_number(p, &end, &kb) || kb > TEXT_ABSURD / 1024)
 		return -1;
-	return (int64_t)strtoull(p, NULL, 10) * 1024;
+	return (int64_t)kb * 1024;
 }
 
 /*
@@ -347,12 +351,14 @@ static int parse_line(struct tconv *c, char *line, const char **why)
 		if (!strncmp(s, "TOTAL", 5)) {
 			s += 5;
 			for (int i = 0; i < 4; i++) {
+				while (*s == ' ')
+					s++;
+				if (!isdigit((unsigned char)*s))
+					return 0;
 				if (!row_number(s, &end, &v[i])) {
 					*why = why_absurd;
 					return 0;
 				}
-				if (end == s)
-					return 0;
 				s = end;
 			}
 			c->total_np = (int64_t)v[1];
