@@ -21,7 +21,7 @@ static char dir[64] = "/tmp/ps-convfuzz.XXXXXX";
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char in[128], db[128], err[600];
-	struct ps_convert_opts o = { .interval_ns = 1000000ull };
+	struct ps_convert_opts o = { .interval_ns = 1000000000ull };	/* the default */
 	struct ps_convert_result res;
 	struct ps_trace *t;
 	FILE *f;

@@ -420,6 +420,47 @@ TEST(pool_absurd_size_skipped)
 	ps_run_free(r);
 }
 
+/*
+ * A pool event twelve hours after the others in a trace whose header says it ran a minute is a
+ * damaged timestamp: counted in events.bad_timestamp and kept in the current interval, not the
+ * reason for 43200 empty intervals (found as a hang by fuzzing convert).
+ */
+TEST(pool_timestamp_past_the_header_end)
+{
+	char err[600], db[1024], path[1024];
+	struct ps_convert_result res;
+	struct ps_trace *t;
+	struct ps_run *r = NULL;
+	uint8_t d[64];
+	uint32_t n;
+
+	snprintf(path, sizeof(path), "%s/late.etl", ps_test_tmpdir());
+	struct etlw *w = etlw_open(path, 8, 1, 512, false, T0, FREQ, FT0);
+	if (!ASSERT_NOT_NULL(w, "write etl"))
+		return;
+	n = ew_pool(d, 8, 0, "Good", 0x100, 0xffffa00000001000ULL, -1);
+	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 1000, d, n);
+	n = ew_pool(d, 8, 0, "Good", 0x200, 0xffffa00000002000ULL, -1);
+	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + SEC + 1000, d, n);
+	n = ew_pool(d, 8, 0, "Good", 0x300, 0xffffa00000003000ULL, -1);
+	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 12 * 3600 * SEC, d, n);
+	etlw_close(w);
+	snprintf(db, sizeof(db), "%s/late.db", ps_test_tmpdir());
+	if (!ASSERT_OK(ps_trace_create(&t, db, 0), "create"))
+		return;
+	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
+	int rc = ps_convert_etl(t, path, &o, &res, err, sizeof(err));
+	ps_trace_close(t);
+	if (!ASSERT_OK(rc, err))
+		return;
+	ASSERT_EQ(res.pool_allocs, 3, "all three allocations counted");
+	ASSERT_TRUE(res.intervals <= 3, "intervals of the sound events only");
+	if (!ASSERT_OK(ps_run_load(&r, db, err, sizeof(err)), err))
+		return;
+	ASSERT_EQ(ps_run_counter_last(r, "events.bad_timestamp"), 1, "counted");
+	ps_run_free(r);
+}
+
 /* An existing output is refused without FORCE (convert --force). */
 TEST(trace_refuses_existing_output)
 {

@@ -119,6 +119,7 @@ struct conv {
 	uint64_t cur_idx;
 	bool in_interval;
 	int64_t last_rel;
+	int64_t max_rel;	/* past the header's end time and some: a damaged timestamp */
 	uint64_t events_lost_flag, stack_user_parts, bad_ts, bigpool, stackwalk;
 	uint64_t bad_pool;	/* pool events skipped: short payload, impossible size */
 };
@@ -223,6 +224,22 @@ static int commit(struct conv *c, struct ps_etl *e)
 	return 0;
 }
 
+/*
+ * The latest event time (ns since T0) to believe: twice the run the header's start and end
+ * times give, plus a minute (relogged files carry events past the end: net.4.5.2.x64.etl 2.5 s
+ * past its 10 s). No limit when the header has no end time (a session that did not stop
+ * cleanly), only the day-long jump of advance().
+ */
+static int64_t span_limit(const struct ps_etl_logfile *h)
+{
+	const int64_t minute = 60LL * 1000000000;
+
+	if (h->start_time <= 0 || h->end_time <= h->start_time ||
+	    h->end_time - h->start_time > (INT64_MAX - minute) / 200)
+		return INT64_MAX;
+	return (h->end_time - h->start_time) * 200 + minute;
+}
+
 /* Moves the timeline to the interval holding rel_ns (ns since T0). */
 static int advance(struct conv *c, struct ps_etl *e, int64_t rel)
 {
@@ -230,8 +247,11 @@ static int advance(struct conv *c, struct ps_etl *e, int64_t rel)
 
 	if (rel < 0)
 		rel = 0;
-	/* A timestamp a day past the last one is corrupt data, not a reason for 86400 intervals. */
-	if (rel > c->last_rel + 86400LL * 1000000000) {
+	/*
+	 * A timestamp past the end the header gives, or a day past the last one, is corrupt data,
+	 * not a reason for thousands of intervals (each damaged event could add a day of them).
+	 */
+	if (rel > c->max_rel || rel > c->last_rel + 86400LL * 1000000000) {
 		c->bad_ts++;
 		return 0;
 	}
@@ -778,6 +798,7 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 	if (r < 0)
 		return r;
 	c.h = ps_etl_logfile(e);
+	c.max_rel = span_limit(c.h);
 	if (write_meta(&c) < 0 || begin(&c) < 0)
 		goto out;
 	while ((r = ps_etl_next(e, &ev)) > 0) {
