@@ -375,7 +375,8 @@ TEST(pool_x64_compressed_end_to_end) { check_scenario(8, true); }
 
 /*
  * A pool allocation larger than an address space is a damaged event: a problem naming its offset,
- * and not counted, so its tag's figures stay those of the sound events.
+ * and not counted, so its tag's figures stay those of the sound events; so is one whose payload
+ * is cut short.
  */
 TEST(pool_absurd_size_skipped)
 {
@@ -394,6 +395,7 @@ TEST(pool_absurd_size_skipped)
 	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 1000, d, n);
 	n = ew_pool(d, 8, 0, "Good", 1ull << 60, 0xffffa00000002000ULL, -1);
 	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 2000, d, n);
+	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 3000, d, 12);	/* payload cut short */
 	etlw_close(w);
 	snprintf(db, sizeof(db), "%s/absurd.db", ps_test_tmpdir());
 	if (!ASSERT_OK(ps_trace_create(&t, db, 0), "create"))
@@ -403,10 +405,10 @@ TEST(pool_absurd_size_skipped)
 	ps_trace_close(t);
 	if (!ASSERT_OK(rc, err))
 		return;
-	ASSERT_EQ(res.problems, 1, "one problem");
+	ASSERT_EQ(res.problems, 2, "two problems");
 	ASSERT_STRSTR(res.first_problem, "pool allocation of 1152921504606846976 bytes",
-		      "names the size");
-	ASSERT_STRSTR(res.first_problem, "offset 0x", "names the offset");
+		      "names the size of the first");
+	ASSERT_STRSTR(res.first_problem, "absurd.etl: offset 0x", "names the file and offset");
 	if (!ASSERT_OK(ps_run_load(&r, db, err, sizeof(err)), err))
 		return;
 	const struct ps_tag_series *g = find_tag(r, "Good", "nonpaged");
@@ -416,7 +418,7 @@ TEST(pool_absurd_size_skipped)
 			live = g->s[i].live_bytes;
 		ASSERT_EQ(live, 0x100, "the sound allocation only");
 	}
-	ASSERT_EQ(ps_run_counter_last(r, "drops.bad_pool_events"), 1, "counted in the trace");
+	ASSERT_EQ(ps_run_counter_last(r, "drops.bad_pool_events"), 2, "counted in the trace");
 	ps_run_free(r);
 }
 

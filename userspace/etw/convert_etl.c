@@ -9,6 +9,7 @@
  * allocations, the distinct stacks and a short ring of recent allocations, not the file.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,7 @@ struct image {
 };
 
 struct conv {
+	const char *path;		/* the .etl, for problem text */
 	struct ps_trace *t;
 	const struct ps_convert_opts *o;
 	struct ps_convert_result *res;
@@ -456,6 +458,27 @@ static void release(struct conv *c, uint32_t li, bool implicit)
  */
 #define POOL_ABSURD (1ull << 47)
 
+/* A pool event skipped as damaged: counted, and the first one described with its offset. */
+static __attribute__((format(printf, 3, 4))) void bad_pool(struct conv *c,
+							   const struct ps_etl_event *ev,
+							   const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	c->bad_pool++;
+	c->res->problems++;
+	if (c->res->first_problem[0])
+		return;
+	n = snprintf(c->res->first_problem, sizeof(c->res->first_problem), "%s: offset 0x%llx: ",
+		     c->path, (unsigned long long)(ev->file_off + ev->buf_off));
+	if (n < 0 || (size_t)n >= sizeof(c->res->first_problem))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->res->first_problem + n, sizeof(c->res->first_problem) - n, fmt, ap);
+	va_end(ap);
+}
+
 static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 {
 	unsigned p = ev->ptr_size;
@@ -465,13 +488,8 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	const uint8_t *d = ev->payload;
 
 	if (ev->payload_len < need) {
-		c->bad_pool++;
-		c->res->problems++;
-		if (!c->res->first_problem[0])
-			snprintf(c->res->first_problem, sizeof(c->res->first_problem),
-				 "offset 0x%llx: pool event type 0x%x has %u bytes of payload, "
-				 "expected %u", (unsigned long long)(ev->file_off + ev->buf_off),
-				 ev->type, ev->payload_len, need);
+		bad_pool(c, ev, "pool event type 0x%x has %u bytes of payload, expected %u",
+			 ev->type, ev->payload_len, need);
 		return 0;
 	}
 	uint32_t ptype = ps_rd32(d), rawtag = ps_rd32(d + 4);
@@ -497,14 +515,8 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	}
 	c->res->pool_allocs++;
 	if (nbytes > POOL_ABSURD) {
-		c->bad_pool++;
-		c->res->problems++;
-		if (!c->res->first_problem[0])
-			snprintf(c->res->first_problem, sizeof(c->res->first_problem),
-				 "offset 0x%llx: pool allocation of %llu bytes, more than an address "
-				 "space holds; event skipped",
-				 (unsigned long long)(ev->file_off + ev->buf_off),
-				 (unsigned long long)nbytes);
+		bad_pool(c, ev, "pool allocation of %llu bytes, more than an address space holds; "
+			 "event skipped", (unsigned long long)nbytes);
 		return 0;
 	}
 	if (ps_kmap_get(&c->livemap, entry, sess, &v))
@@ -783,7 +795,7 @@ static int write_meta(struct conv *c)
 int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert_opts *o,
 		   struct ps_convert_result *res, char *err, size_t errlen)
 {
-	struct conv c = { .t = t, .o = o, .res = res, .err = err, .errlen = errlen,
+	struct conv c = { .path = path, .t = t, .o = o, .res = res, .err = err, .errlen = errlen,
 			  .freelive = UINT32_MAX, .freepend = -1 };
 	struct ps_etl *e;
 	struct ps_etl_event ev;
