@@ -373,6 +373,45 @@ TEST(pool_x64_end_to_end) { check_scenario(8, false); }
 TEST(pool_x86_end_to_end) { check_scenario(4, false); }
 TEST(pool_x64_compressed_end_to_end) { check_scenario(8, true); }
 
+/* One 64-bit pool allocation of a small test file; len 0 means the whole payload. */
+struct small_alloc {
+	uint64_t bytes, entry;
+	int64_t ts;
+	uint32_t len;
+};
+
+/*
+ * Writes name.etl (one processor, "Good" allocations as given), converts it at 1 s intervals into
+ * name.db and loads that. NULL (a failed assertion) when a step fails; *res is the conversion's.
+ */
+static struct ps_run *convert_small(const char *name, const struct small_alloc *a, size_t n,
+				    struct ps_convert_result *res)
+{
+	char err[600], db[1024], path[1024];
+	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
+	struct ps_trace *t;
+	struct ps_run *r = NULL;
+	uint8_t d[64];
+
+	snprintf(path, sizeof(path), "%s/%s.etl", ps_test_tmpdir(), name);
+	snprintf(db, sizeof(db), "%s/%s.db", ps_test_tmpdir(), name);
+	struct etlw *w = etlw_open(path, 8, 1, 512, false, T0, FREQ, FT0);
+	if (!ASSERT_NOT_NULL(w, "write etl"))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t len = ew_pool(d, 8, 0, "Good", a[i].bytes, a[i].entry, -1);
+		etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, a[i].ts, d, a[i].len ? a[i].len : len);
+	}
+	etlw_close(w);
+	if (!ASSERT_OK(ps_trace_create(&t, db, 0), "create"))
+		return NULL;
+	int rc = ps_convert_etl(t, path, &o, res, err, sizeof(err));
+	ps_trace_close(t);
+	if (!ASSERT_OK(rc, err) || !ASSERT_OK(ps_run_load(&r, db, err, sizeof(err)), err))
+		return NULL;
+	return r;
+}
+
 /*
  * A pool allocation larger than an address space is a damaged event: a problem naming its offset,
  * and not counted, so its tag's figures stay those of the sound events; so is one whose payload
@@ -380,44 +419,23 @@ TEST(pool_x64_compressed_end_to_end) { check_scenario(8, true); }
  */
 TEST(pool_absurd_size_skipped)
 {
-	char err[600], db[1024], path[1024];
+	static const struct small_alloc a[] = {
+		{ 0x100, 0xffffa00000001000ULL, T0 + 1000, 0 },
+		{ 1ull << 60, 0xffffa00000002000ULL, T0 + 2000, 0 },
+		{ 0x100, 0xffffa00000003000ULL, T0 + 3000, 12 },	/* payload cut short */
+	};
 	struct ps_convert_result res;
-	struct ps_trace *t;
-	struct ps_run *r = NULL;
-	uint8_t d[64];
-	uint32_t n;
+	struct ps_run *r = convert_small("absurd", a, 3, &res);
 
-	snprintf(path, sizeof(path), "%s/absurd.etl", ps_test_tmpdir());
-	struct etlw *w = etlw_open(path, 8, 1, 512, false, T0, FREQ, FT0);
-	if (!ASSERT_NOT_NULL(w, "write etl"))
-		return;
-	n = ew_pool(d, 8, 0, "Good", 0x100, 0xffffa00000001000ULL, -1);
-	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 1000, d, n);
-	n = ew_pool(d, 8, 0, "Good", 1ull << 60, 0xffffa00000002000ULL, -1);
-	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 2000, d, n);
-	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 3000, d, 12);	/* payload cut short */
-	etlw_close(w);
-	snprintf(db, sizeof(db), "%s/absurd.db", ps_test_tmpdir());
-	if (!ASSERT_OK(ps_trace_create(&t, db, 0), "create"))
-		return;
-	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
-	int rc = ps_convert_etl(t, path, &o, &res, err, sizeof(err));
-	ps_trace_close(t);
-	if (!ASSERT_OK(rc, err))
+	if (!r)
 		return;
 	ASSERT_EQ(res.problems, 2, "two problems");
 	ASSERT_STRSTR(res.first_problem, "pool allocation of 1152921504606846976 bytes",
 		      "names the size of the first");
 	ASSERT_STRSTR(res.first_problem, "absurd.etl: offset 0x", "names the file and offset");
-	if (!ASSERT_OK(ps_run_load(&r, db, err, sizeof(err)), err))
-		return;
 	const struct ps_tag_series *g = find_tag(r, "Good", "nonpaged");
-	if (ASSERT_NOT_NULL(g, "tag Good")) {
-		int64_t live = 0;
-		for (uint32_t i = 0; i < r->nintervals; i++)
-			live = g->s[i].live_bytes;
-		ASSERT_EQ(live, 0x100, "the sound allocation only");
-	}
+	if (ASSERT_NOT_NULL(g, "tag Good"))
+		ASSERT_EQ(g->s[r->nintervals - 1].live_bytes, 0x100, "the sound allocation only");
 	ASSERT_EQ(ps_run_counter_last(r, "drops.bad_pool_events"), 2, "counted in the trace");
 	ps_run_free(r);
 }
@@ -429,36 +447,18 @@ TEST(pool_absurd_size_skipped)
  */
 TEST(pool_timestamp_past_the_header_end)
 {
-	char err[600], db[1024], path[1024];
+	static const struct small_alloc a[] = {
+		{ 0x100, 0xffffa00000001000ULL, T0 + 1000, 0 },
+		{ 0x200, 0xffffa00000002000ULL, T0 + SEC + 1000, 0 },
+		{ 0x300, 0xffffa00000003000ULL, T0 + 12 * 3600 * SEC, 0 },
+	};
 	struct ps_convert_result res;
-	struct ps_trace *t;
-	struct ps_run *r = NULL;
-	uint8_t d[64];
-	uint32_t n;
+	struct ps_run *r = convert_small("late", a, 3, &res);
 
-	snprintf(path, sizeof(path), "%s/late.etl", ps_test_tmpdir());
-	struct etlw *w = etlw_open(path, 8, 1, 512, false, T0, FREQ, FT0);
-	if (!ASSERT_NOT_NULL(w, "write etl"))
-		return;
-	n = ew_pool(d, 8, 0, "Good", 0x100, 0xffffa00000001000ULL, -1);
-	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 1000, d, n);
-	n = ew_pool(d, 8, 0, "Good", 0x200, 0xffffa00000002000ULL, -1);
-	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + SEC + 1000, d, n);
-	n = ew_pool(d, 8, 0, "Good", 0x300, 0xffffa00000003000ULL, -1);
-	etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, T0 + 12 * 3600 * SEC, d, n);
-	etlw_close(w);
-	snprintf(db, sizeof(db), "%s/late.db", ps_test_tmpdir());
-	if (!ASSERT_OK(ps_trace_create(&t, db, 0), "create"))
-		return;
-	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
-	int rc = ps_convert_etl(t, path, &o, &res, err, sizeof(err));
-	ps_trace_close(t);
-	if (!ASSERT_OK(rc, err))
+	if (!r)
 		return;
 	ASSERT_EQ(res.pool_allocs, 3, "all three allocations counted");
 	ASSERT_TRUE(res.intervals <= 3, "intervals of the sound events only");
-	if (!ASSERT_OK(ps_run_load(&r, db, err, sizeof(err)), err))
-		return;
 	ASSERT_EQ(ps_run_counter_last(r, "events.bad_timestamp"), 1, "counted");
 	ps_run_free(r);
 }
