@@ -193,17 +193,17 @@ demo: check-deps all
 	$(Q)O=$(O) tests/demo.sh
 
 # --- fuzz ---------------------------------------------------------------------------------------
-# libFuzzer, FUZZ_SECS each, stopping at the first crash, leak or undefined behaviour: the .etl
-# reader and the XPRESS decoder (seeded with the corpus .etl files); convert of an .etl (the
-# corpus files and tests/fuzz/convert-seeds, pool traces written by tests/unit/etlwriter.c); the
-# text inputs of convert (the corpus poolmon and !poolused files and tests/fuzz/text-seeds, a
-# sample file and pooltag.txt lines of our own).
+# libFuzzer, FUZZ_SECS each, stopping at the first crash, leak or undefined behaviour (the input
+# that did it is left in $(O)/fuzz/): the .etl reader and the XPRESS decoder (seeded with the
+# corpus .etl files); convert of an .etl (the corpus files and tests/fuzz/convert-seeds, pool
+# traces written by tests/unit/etlwriter.c); the text inputs of convert (the corpus poolmon and
+# !poolused files and tests/fuzz/text-seeds, a sample file and pooltag.txt lines of our own).
 FUZZ_SECS   ?= 60
 FUZZ_CORPUS := $(or $(PS_CORPUS),../shared/corpus)
 FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Iuserspace \
 	-DPOOLSCOPE_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_SRCS   := tests/fuzz/etl_fuzz.c userspace/etw/etl.c userspace/etw/xpress.c userspace/common/util.c
-FUZZ_RUN     = -max_total_time=$(FUZZ_SECS) -timeout=20 -rss_limit_mb=4096
+FUZZ_RUN     = -max_total_time=$(FUZZ_SECS) -timeout=20 -rss_limit_mb=4096 -artifact_prefix=$(O)/fuzz/
 fuzz:
 	$(Q)mkdir -p $(O)/fuzz/work $(O)/fuzz/convert-work $(O)/fuzz/text-work
 	$(call msg,FUZZ,$(O)/fuzz/etl_fuzz)

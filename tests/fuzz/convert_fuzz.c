@@ -7,16 +7,11 @@
  * pool traces written by tests/unit/etlwriter.c (64-bit, 32-bit, compressed, with stacks and
  * stack keys). Its first run found the nanosecond overflow on damaged start times.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-
 #include "etw/convert.h"
 #include "trace/trace.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static char dir[64] = "/tmp/ps-convfuzz.XXXXXX";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,15 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ps_convert_opts o = { .interval_ns = 1000000000ull };	/* the default */
 	struct ps_convert_result res;
 	struct ps_trace *t;
-	FILE *f;
 
-	if (dir[sizeof("/tmp/ps-convfuzz.") - 1] == 'X' && !mkdtemp(dir))
-		abort();
-	snprintf(in, sizeof(in), "%s/in.etl", dir);
-	snprintf(db, sizeof(db), "%s/t.db", dir);
-	f = fopen(in, "wb");
-	if (!f || fwrite(data, 1, size, f) != size || fclose(f))
-		abort();
+	fuzz_file(data, size, in, db);
 	if (!ps_trace_create(&t, db, PS_TRACE_F_FORCE)) {
 		ps_convert_etl(t, in, &o, &res, err, sizeof(err));
 		ps_trace_close(t);

@@ -3,22 +3,16 @@
  * libFuzzer harness (make fuzz) for the text inputs of `poolscope convert`: poolmon and
  * !poolused snapshots (ps_convert_text() into a trace), poolscope-win sample files and
  * pooltag.txt, each reading the same input from a file, as the command does. Seeded with
- * ../shared/corpus/windows. Its first run found the short-line bug of parse_line() (test
- * poolmon_short_lines).
+ * ../shared/corpus/windows and tests/fuzz/text-seeds. Its first run found the short-line bug of
+ * parse_line() (test poolmon_short_lines) and the crash on a sample line of spaces (space_lines).
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
 #include "etw/convert.h"
 #include "etw/poolsample-convert.h"
 #include "etw/pooltag.h"
 #include "trace/trace.h"
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static char dir[64] = "/tmp/ps-textfuzz.XXXXXX";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -28,15 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ps_pooltags pt = { 0 };
 	struct ps_run *run = NULL;
 	struct ps_trace *t;
-	FILE *f;
 
-	if (dir[sizeof("/tmp/ps-textfuzz.") - 1] == 'X' && !mkdtemp(dir))
-		abort();
-	snprintf(in, sizeof(in), "%s/in.txt", dir);
-	snprintf(db, sizeof(db), "%s/t.db", dir);
-	f = fopen(in, "wb");
-	if (!f || fwrite(data, 1, size, f) != size || fclose(f))
-		abort();
+	fuzz_file(data, size, in, db);
 	if (!ps_trace_create(&t, db, PS_TRACE_F_FORCE)) {
 		const char *paths[1] = { in };
 

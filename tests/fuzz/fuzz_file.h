@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The converters read paths, so the harnesses that drive them write each input into a file:
+ * "in" and a trace "t.db" in a directory made once per process and removed at exit.
+ */
+#ifndef PS_FUZZ_FILE_H
+#define PS_FUZZ_FILE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static char fuzz_dir[64];
+
+static void fuzz_cleanup(void)
+{
+	static const char *const names[] = { "in", "t.db", "t.db-journal", "t.db-wal", "t.db-shm" };
+	char p[128];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", fuzz_dir, names[i]);
+		unlink(p);
+	}
+	rmdir(fuzz_dir);
+}
+
+/* Writes data into the input file; its path into in, the trace's into db. Aborts on failure. */
+static void fuzz_file(const uint8_t *data, size_t size, char in[128], char db[128])
+{
+	FILE *f;
+
+	if (!fuzz_dir[0]) {
+		snprintf(fuzz_dir, sizeof(fuzz_dir), "/tmp/ps-fuzz.XXXXXX");
+		if (!mkdtemp(fuzz_dir))
+			abort();
+		atexit(fuzz_cleanup);
+	}
+	snprintf(in, 128, "%s/in", fuzz_dir);
+	snprintf(db, 128, "%s/t.db", fuzz_dir);
+	f = fopen(in, "wb");
+	if (!f || fwrite(data, 1, size, f) != size || fclose(f))
+		abort();
+}
+
+#endif
