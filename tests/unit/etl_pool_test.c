@@ -385,7 +385,7 @@ struct small_alloc {
  * name.db and loads that. NULL (a failed assertion) when a step fails; *res is the conversion's.
  */
 static struct ps_run *convert_small(const char *name, const struct small_alloc *a, size_t n,
-				    struct ps_convert_result *res)
+				    bool no_end, struct ps_convert_result *res)
 {
 	char err[600], db[1024], path[1024];
 	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
@@ -403,6 +403,22 @@ static struct ps_run *convert_small(const char *name, const struct small_alloc *
 		etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, a[i].ts, d, a[i].len ? a[i].len : len);
 	}
 	etlw_close(w);
+	if (no_end) {
+		/* EndTime of TRACE_LOGFILE_HEADER: 0x10 into the event after its 32-byte header */
+		static const uint8_t zero[8];
+		struct ps_etl *e;
+		FILE *f = fopen(path, "r+b");
+
+		if (!ASSERT_NOT_NULL(f, path))
+			return NULL;
+		fseek(f, EW_HDR + 32 + 0x10, SEEK_SET);
+		fwrite(zero, 1, 8, f);
+		fclose(f);
+		if (!ASSERT_OK(ps_etl_open(&e, path, 0, err, sizeof(err)), err))
+			return NULL;
+		ASSERT_EQ(ps_etl_logfile(e)->end_time, 0, "no end time in the header");
+		ps_etl_close(e);
+	}
 	if (!ASSERT_OK(ps_trace_create(&t, db, 0), "create"))
 		return NULL;
 	int rc = ps_convert_etl(t, path, &o, res, err, sizeof(err));
@@ -425,7 +441,7 @@ TEST(pool_absurd_size_skipped)
 		{ 0x100, 0xffffa00000003000ULL, T0 + 3000, 12 },	/* payload cut short */
 	};
 	struct ps_convert_result res;
-	struct ps_run *r = convert_small("absurd", a, 3, &res);
+	struct ps_run *r = convert_small("absurd", a, 3, false, &res);
 
 	if (!r)
 		return;
@@ -453,13 +469,43 @@ TEST(pool_timestamp_past_the_header_end)
 		{ 0x300, 0xffffa00000003000ULL, T0 + 12 * 3600 * SEC, 0 },
 	};
 	struct ps_convert_result res;
-	struct ps_run *r = convert_small("late", a, 3, &res);
+	struct ps_run *r = convert_small("late", a, 3, false, &res);
 
 	if (!r)
 		return;
 	ASSERT_EQ(res.pool_allocs, 3, "all three allocations counted");
 	ASSERT_TRUE(res.intervals <= 3, "intervals of the sound events only");
+	ASSERT_EQ(res.problems, 1, "reported");
+	ASSERT_STRSTR(res.first_problem, "late.etl: offset 0x", "names the file and offset");
+	ASSERT_STRSTR(res.first_problem, "past twice the run the header gives", "says why");
 	ASSERT_EQ(ps_run_counter_last(r, "events.bad_timestamp"), 1, "counted");
+	ps_run_free(r);
+}
+
+/*
+ * Without an end time in the header (or with one before the start) nothing bounds the run: a
+ * gap of ten minutes is believed, one of two hours is a damaged timestamp (a fuzzed header with
+ * its end before its start and an event 12 h on took 14 s to convert).
+ */
+TEST(pool_timestamp_gap_without_header_end)
+{
+	static const struct small_alloc a[] = {
+		{ 0x100, 0xffffa00000001000ULL, T0 + 1000, 0 },
+		{ 0x200, 0xffffa00000002000ULL, T0 + 600 * SEC, 0 },
+		{ 0x300, 0xffffa00000003000ULL, T0 + 600 * SEC + 2 * 3600 * SEC, 0 },
+	};
+	struct ps_convert_result res;
+	struct ps_run *r = convert_small("noend", a, 3, true, &res);
+
+	if (!r)
+		return;
+	ASSERT_EQ(res.intervals, 601, "ten minutes of 1 s intervals, not two hours more");
+	ASSERT_EQ(res.problems, 1, "reported");
+	ASSERT_STRSTR(res.first_problem, "past the hour a gap can be", "says why");
+	ASSERT_EQ(ps_run_counter_last(r, "events.bad_timestamp"), 1, "counted");
+	const struct ps_tag_series *g = find_tag(r, "Good", "nonpaged");
+	if (ASSERT_NOT_NULL(g, "tag Good"))
+		ASSERT_EQ(g->s[r->nintervals - 1].live_bytes, 0x600, "all three allocations kept");
 	ps_run_free(r);
 }
 

@@ -226,11 +226,32 @@ static int commit(struct conv *c, struct ps_etl *e)
 	return 0;
 }
 
+/* A damaged event: counted as a problem of the input, the first one described with its offset. */
+static __attribute__((format(printf, 3, 4))) void event_problem(struct conv *c,
+								const struct ps_etl_event *ev,
+								const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	c->res->problems++;
+	if (c->res->first_problem[0])
+		return;
+	n = snprintf(c->res->first_problem, sizeof(c->res->first_problem), "%s: offset 0x%llx: ",
+		     c->path, (unsigned long long)(ev->file_off + ev->buf_off));
+	if (n < 0 || (size_t)n >= sizeof(c->res->first_problem))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->res->first_problem + n, sizeof(c->res->first_problem) - n, fmt, ap);
+	va_end(ap);
+}
+
 /*
  * The latest event time (ns since T0) to believe: twice the run the header's start and end
  * times give, plus a minute (relogged files carry events past the end: net.4.5.2.x64.etl 2.5 s
- * past its 10 s). No limit when the header has no end time (a session that did not stop
- * cleanly), only the day-long jump of advance().
+ * past its 10 s). INT64_MAX when the header gives no such run (no end time: a session that did
+ * not stop cleanly; or an end before the start: a damaged header); advance() then bounds each
+ * step instead.
  */
 static int64_t span_limit(const struct ps_etl_logfile *h)
 {
@@ -242,19 +263,25 @@ static int64_t span_limit(const struct ps_etl_logfile *h)
 	return (h->end_time - h->start_time) * 200 + minute;
 }
 
-/* Moves the timeline to the interval holding rel_ns (ns since T0). */
-static int advance(struct conv *c, struct ps_etl *e, int64_t rel)
+/*
+ * Moves the timeline to the interval holding the pool event ev at rel ns since T0. A time past
+ * the header's run, or (without one) an hour past the last pool event, is a damaged timestamp
+ * and not a reason for thousands of empty intervals (a running system allocates pool many
+ * times a second): the event stays in the current interval, counted and reported.
+ */
+static int advance(struct conv *c, struct ps_etl *e, int64_t rel, const struct ps_etl_event *ev)
 {
+	const int64_t hour = 3600LL * 1000000000;
 	uint64_t iv = c->o->interval_ns, idx;
 
 	if (rel < 0)
 		rel = 0;
-	/*
-	 * A timestamp past the end the header gives, or a day past the last one, is corrupt data,
-	 * not a reason for thousands of intervals (each damaged event could add a day of them).
-	 */
-	if (rel > c->max_rel || rel > c->last_rel + 86400LL * 1000000000) {
+	if (rel > c->max_rel || (c->max_rel == INT64_MAX && rel - c->last_rel > hour)) {
 		c->bad_ts++;
+		event_problem(c, ev, "pool event %.3f s after the previous one, past %s; kept in "
+			      "the interval of the previous one", (double)(rel - c->last_rel) / 1e9,
+			      c->max_rel == INT64_MAX ? "the hour a gap can be" :
+			      "twice the run the header gives");
 		return 0;
 	}
 	if (rel > c->last_rel)
@@ -458,27 +485,6 @@ static void release(struct conv *c, uint32_t li, bool implicit)
  */
 #define POOL_ABSURD (1ull << 47)
 
-/* A pool event skipped as damaged: counted, and the first one described with its offset. */
-static __attribute__((format(printf, 3, 4))) void bad_pool(struct conv *c,
-							   const struct ps_etl_event *ev,
-							   const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	c->bad_pool++;
-	c->res->problems++;
-	if (c->res->first_problem[0])
-		return;
-	n = snprintf(c->res->first_problem, sizeof(c->res->first_problem), "%s: offset 0x%llx: ",
-		     c->path, (unsigned long long)(ev->file_off + ev->buf_off));
-	if (n < 0 || (size_t)n >= sizeof(c->res->first_problem))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(c->res->first_problem + n, sizeof(c->res->first_problem) - n, fmt, ap);
-	va_end(ap);
-}
-
 static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 {
 	unsigned p = ev->ptr_size;
@@ -488,8 +494,9 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	const uint8_t *d = ev->payload;
 
 	if (ev->payload_len < need) {
-		bad_pool(c, ev, "pool event type 0x%x has %u bytes of payload, expected %u",
-			 ev->type, ev->payload_len, need);
+		c->bad_pool++;
+		event_problem(c, ev, "pool event type 0x%x has %u bytes of payload, expected %u",
+			      ev->type, ev->payload_len, need);
 		return 0;
 	}
 	uint32_t ptype = ps_rd32(d), rawtag = ps_rd32(d + 4);
@@ -515,8 +522,9 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	}
 	c->res->pool_allocs++;
 	if (nbytes > POOL_ABSURD) {
-		bad_pool(c, ev, "pool allocation of %llu bytes, more than an address space holds; "
-			 "event skipped", (unsigned long long)nbytes);
+		c->bad_pool++;
+		event_problem(c, ev, "pool allocation of %llu bytes, more than an address space "
+			      "holds; event skipped", (unsigned long long)nbytes);
 		return 0;
 	}
 	if (ps_kmap_get(&c->livemap, entry, sess, &v))
@@ -824,7 +832,7 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 		case PS_ETL_G_POOL:
 			if (ev.type < 0x20 || ev.type > 0x23)
 				break;
-			if (advance(&c, e, ps_etl_rel_ns(c.h, ev.ts)) < 0)
+			if (advance(&c, e, ps_etl_rel_ns(c.h, ev.ts), &ev) < 0)
 				goto out;
 			on_pool(&c, &ev);
 			break;
