@@ -43,6 +43,12 @@ struct ps_convert_result {
 	char first_problem[400];
 };
 
+/*
+ * No pool counter or byte count gets near 2^52 (4 PiB): a number beyond it in a text input
+ * (poolmon, !poolused, sample files) is damage, not a figure.
+ */
+#define PS_CONVERT_ABSURD (1ull << 52)
+
 /* Looks at the first bytes of path. Returns a PS_INPUT_* or -errno. */
 int ps_convert_detect(const char *path);
 const char *ps_input_kind_name(int kind);

@@ -160,18 +160,25 @@ static int add_row(struct tconv *c, const struct trow *row)
 	return 0;
 }
 
-/* As the sample reader's limit: no pool counter or byte count gets near 2^52. */
-#define TEXT_ABSURD (1ull << 52)
-
 static const char why_numbers[] = "a pool row without its numbers (expected Allocs Frees Diff Bytes)";
 static const char why_absurd[] = "a pool row with a number beyond 2^52 (a count or size no pool has)";
 
-/* The decimal number at s (a digit), *end after it. False when it is beyond TEXT_ABSURD. */
-static bool row_number(const char *s, char **end, uint64_t *v)
+/*
+ * The decimal number after the spaces at *s, *s moved past it: 1, 0 when no digit is there, -1
+ * when it is beyond PS_CONVERT_ABSURD.
+ */
+static int next_number(const char **s, uint64_t *v)
 {
+	char *end;
+
+	while (**s == ' ')
+		(*s)++;
+	if (!isdigit((unsigned char)**s))
+		return 0;
 	errno = 0;
-	*v = strtoull(s, end, 10);
-	return !errno && *v <= TEXT_ABSURD;
+	*v = strtoull(*s, &end, 10);
+	*s = end;
+	return !errno && *v <= PS_CONVERT_ABSURD ? 1 : -1;
 }
 
 /*
@@ -192,29 +199,26 @@ static int poolmon_numbers(const char *s, uint64_t *v, int max)
 			s = e + 1;
 			continue;
 		}
-		if (!isdigit((unsigned char)*s))
-			break;
-		char *end;
-		if (!row_number(s, &end, &v[n++]))
+		int k = next_number(&s, &v[n]);
+		if (k < 0)
 			return -2;
-		s = end;
+		if (!k)
+			break;
+		n++;
 	}
 	return n;
 }
 
-/* The "<n>K" after key in bytes; -1 when absent or beyond TEXT_ABSURD (read as unknown). */
+/* The "<n>K" after key in bytes; -1 when absent or beyond PS_CONVERT_ABSURD (read as unknown). */
 static int64_t kbytes_after(const char *line, const char *key)
 {
 	const char *p = strstr(line, key);
-	char *end;
 	uint64_t kb;
 
 	if (!p)
 		return -1;
 	p += strlen(key);
-	while (*p == ' ')
-		p++;
-	if (!isdigit((unsigned char)*p) || !row_number(p, &end, &kb) || kb > TEXT_ABSURD / 1024)
+	if (next_number(&p, &kb) <= 0 || kb > PS_CONVERT_ABSURD / 1024)
 		return -1;
 	return (int64_t)kb * 1024;
 }
@@ -343,7 +347,7 @@ static int parse_line(struct tconv *c, char *line, const char **why)
 	}
 	if (c->poolused) {
 		uint64_t v[4];
-		char *s = line, *end;
+		const char *s = line;
 		if (strstr(line, "NonPaged") || strstr(line, "Pool Used:"))
 			return 0;
 		if (*s == ' ')
@@ -351,15 +355,12 @@ static int parse_line(struct tconv *c, char *line, const char **why)
 		if (!strncmp(s, "TOTAL", 5)) {
 			s += 5;
 			for (int i = 0; i < 4; i++) {
-				while (*s == ' ')
-					s++;
-				if (!isdigit((unsigned char)*s))
-					return 0;
-				if (!row_number(s, &end, &v[i])) {
-					*why = why_absurd;
+				int k = next_number(&s, &v[i]);
+				if (k <= 0) {
+					if (k < 0)
+						*why = why_absurd;
 					return 0;
 				}
-				s = end;
 			}
 			c->total_np = (int64_t)v[1];
 			c->total_p = (int64_t)v[3];
@@ -370,18 +371,16 @@ static int parse_line(struct tconv *c, char *line, const char **why)
 		memcpy(row.tag, s, 4);
 		s += 4;
 		for (int i = 0; i < 4; i++) {
-			while (*s == ' ')
-				s++;
-			if (!isdigit((unsigned char)*s)) {
+			int k = next_number(&s, &v[i]);
+			if (k < 0) {
+				*why = why_absurd;
+				return 0;
+			}
+			if (!k) {
 				if (!strstr(line, "...") && !strstr(line, "kd>"))
 					*why = why_numbers;
 				return 0;
 			}
-			if (!row_number(s, &end, &v[i])) {
-				*why = why_absurd;
-				return 0;
-			}
-			s = end;
 		}
 		uint8_t base = c->session ? P_SESSION : P_NONPAGED;
 		row.pool = base;

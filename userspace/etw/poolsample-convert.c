@@ -12,9 +12,8 @@
 #include <string.h>
 
 #include "common/poolsample.h"
+#include "etw/convert.h"
 #include "etw/poolsample-convert.h"
-
-#define PS_ABSURD_BYTES (1ULL << 52)	/* 4 PiB: no pool is that large */
 
 struct rec {
 	uint32_t tag;
@@ -117,7 +116,7 @@ int ps_convert_poolsample(const char *path, struct ps_run **out, char *err, size
 								     "paged_bytes", "avail_bytes" };
 
 				if (nt != 6 || parse_u64(tok[i + 1], &v[i]) ||
-				    (i >= 2 && v[i] > PS_ABSURD_BYTES)) {
+				    (i >= 2 && v[i] > PS_CONVERT_ABSURD)) {
 					snprintf(err, errlen, "%s:%zu: field %s: expected a plausible unsigned number",
 						 path, lineno, names[i]);
 					goto out;
@@ -148,7 +147,7 @@ int ps_convert_poolsample(const char *path, struct ps_run **out, char *err, size
 			for (int i = 0; i < 3; i++) {
 				static const char *const names[] = { "allocs", "frees", "bytes" };
 
-				if (parse_u64(tok[i + 3], &v[i]) || v[i] > PS_ABSURD_BYTES) {
+				if (parse_u64(tok[i + 3], &v[i]) || v[i] > PS_CONVERT_ABSURD) {
 					snprintf(err, errlen, "%s:%zu: field %s: expected a plausible unsigned number",
 						 path, lineno, names[i]);
 					goto out;
