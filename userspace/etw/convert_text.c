@@ -247,15 +247,21 @@ static int text_encoding(const uint8_t *b, size_t n, size_t *mark)
 	return ENC_BYTES;
 }
 
+/* The character of the UTF-16 code unit in bytes a, b (in file order): ASCII, or '?'. */
+static char utf16_char(int enc, unsigned a, unsigned b)
+{
+	unsigned u = enc == ENC_UTF16LE ? a | b << 8 : b | a << 8;
+
+	return u < 0x80 ? (char)u : '?';
+}
+
 /* UTF-16 in[0..n) (after its mark) as bytes into out (cap > 0, NUL-terminated); its length. */
 static size_t utf16_to_bytes(const uint8_t *in, size_t n, int enc, char *out, size_t cap)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i + 1 < n && k + 1 < cap; i += 2) {
-		unsigned u = enc == ENC_UTF16LE ? in[i] | in[i + 1] << 8 : in[i + 1] | in[i] << 8;
-		out[k++] = u < 0x80 ? (char)u : '?';
-	}
+	for (size_t i = 0; i + 1 < n && k + 1 < cap; i += 2)
+		out[k++] = utf16_char(enc, in[i], in[i + 1]);
 	out[k] = 0;
 	return k;
 }
@@ -283,12 +289,12 @@ static bool read_line(FILE *f, int enc, char *line, size_t cap)
 	bool any = false;
 
 	while ((a = getc(f)) != EOF && (b = getc(f)) != EOF) {
-		unsigned u = enc == ENC_UTF16LE ? (unsigned)(a | b << 8) : (unsigned)(b | a << 8);
+		char ch = utf16_char(enc, (unsigned)a, (unsigned)b);
 		any = true;
-		if (u == '\n')
+		if (ch == '\n')
 			break;
 		if (k + 1 < cap)
-			line[k++] = u < 0x80 ? (char)u : '?';
+			line[k++] = ch;
 	}
 	line[k] = 0;
 	return any;
