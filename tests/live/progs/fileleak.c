@@ -13,7 +13,6 @@
 
 #include "leakprog.h"
 
-
 int main(int argc, char **argv)
 {
 	long n, hold, made = 0;

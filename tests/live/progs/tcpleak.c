@@ -22,7 +22,6 @@
 
 #include "leakprog.h"
 
-
 static double now(void)
 {
 	struct timespec ts;
