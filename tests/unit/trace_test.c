@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sqlite3.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -203,6 +204,102 @@ TEST(foreign_and_corrupt_files)
 	ASSERT_TRUE(r == NULL, "no run on failure");
 }
 
+/* Runs sql on a fresh copy of the small trace and loads it: the error, or 0. */
+static int load_damaged(const char *name, const char *sql, char *err, size_t errlen)
+{
+	const char *p = tmpfile_path(name);
+	struct ps_run *r = NULL;
+	sqlite3 *db;
+	char *msg = NULL;
+	int e;
+
+	if (!ASSERT_OK(write_small(p), "write"))
+		return -EIO;
+	if (sqlite3_open(p, &db) != SQLITE_OK || sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		ps_test_fail(__FILE__, __LINE__, "%s: %s", sql, msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		sqlite3_close(db);
+		return -EIO;
+	}
+	sqlite3_close(db);
+	e = ps_run_load(&r, p, err, errlen);
+	ASSERT_TRUE(!e == !!r, "a run exactly when the load succeeds");
+	ps_run_free(r);
+	return e;
+}
+
+/* 600 more tags, each with a sample in interval 0 whose column COL is 2^52. */
+#define MANY_TAGS(col)									\
+	"INSERT INTO tags(kind, name) WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL"		\
+	" SELECT n + 1 FROM c WHERE n < 600) SELECT 'slab', 'x' || n FROM c;"			\
+	"INSERT INTO samples(tag, interval, allocs, frees, alloc_bytes, free_bytes, live_objs,"	\
+	" live_bytes) SELECT id, 0, 0, 0, 0, 0, 0, 0 FROM tags WHERE name LIKE 'x%';"		\
+	"UPDATE samples SET " col " = 4503599627370496 WHERE tag > 2;"
+
+/*
+ * A trace edited by hand, written by another tool or damaged where SQLite cannot see it: every
+ * number the analysis would use wrongly (a text cell read as 0, a negative count read as 2^64,
+ * sums that wrap in the report) is an error naming the table, the row and the column.
+ */
+TEST(damaged_values_are_errors)
+{
+	static const struct { const char *sql, *want; } bad[] = {
+		{ "UPDATE samples SET live_bytes = 'abc' WHERE tag = 1 AND interval = 2",
+		  "samples, tag 1, interval 2: live_bytes holds the text \"abc\", expected an integer" },
+		{ "UPDATE samples SET allocs = 2.5 WHERE tag = 1 AND interval = 1",
+		  "samples, tag 1, interval 1: allocs holds the real number 2.5" },
+		{ "UPDATE samples SET alloc_bytes = -1 WHERE tag = 2 AND interval = 0",
+		  "samples, tag 2, interval 0: alloc_bytes is -1, expected 0..4503599627370496" },
+		{ "UPDATE samples SET live_bytes = 9223372036854775807 WHERE tag = 1 AND interval = 3",
+		  "live_bytes is 9223372036854775807, expected -4503599627370496..4503599627370496" },
+		{ "UPDATE samples SET interval = 7 WHERE tag = 1 AND interval = 3",
+		  "samples, tag 1, interval 7: the intervals table has no interval 7" },
+		{ "UPDATE samples SET tag = 9 WHERE tag = 1 AND interval = 3",
+		  "samples, tag 9, interval 3: the tags table has no tag 9" },
+		{ "UPDATE intervals SET dur_ns = -1 WHERE idx = 1",
+		  "intervals, interval 1: dur_ns is -1, expected 0..4611686018427387904" },
+		{ "UPDATE intervals SET t_ns = 4611686018427387905 WHERE idx = 3",
+		  "intervals, interval 3: t_ns is 4611686018427387905, expected 0..4611686018427387904" },
+		{ "UPDATE tags SET flags = 4294967296 WHERE id = 2",
+		  "tags, tag 2: flags is 4294967296, expected 0..4294967295" },
+		{ "UPDATE sysstat SET value = -5 WHERE interval = 2",
+		  "sysstat, name SUnreclaim, interval 2: value is -5" },
+		{ "UPDATE counters SET interval = 9 WHERE interval = 3",
+		  "counters, name drops.ptr_map_full, interval 9: the intervals table has no interval 9" },
+		{ "UPDATE slabinfo SET num_objs = 4503599627370496 WHERE interval = 1",
+		  "slabinfo, cache dentry, interval 1: 4503599627370496 objects of 192 bytes is more "
+		  "than 2^52 bytes" },
+		{ "UPDATE workload SET ios = x'00' WHERE interval = 0",
+		  "workload, interval 0: ios holds a blob, expected an integer" },
+		{ "UPDATE workload SET inflight = -16 WHERE interval = 3",
+		  "workload, interval 3: inflight is -16" },
+		{ "UPDATE stacks SET tag = 5", "stacks, stack 1: the tags table has no tag 5" },
+		{ "UPDATE stacks SET bytes = -600", "stacks, stack 1: bytes is -600" },
+		{ "UPDATE frames SET stack = 3", "frames, stack 3, depth 0: the stacks table has no stack 3" },
+		/* per interval: 600 tags at 4 PiB live each is past 2^61 (512 of them reach it) */
+		{ MANY_TAGS("live_bytes"), "the live bytes and objects of all tags at interval 0 add up "
+		  "past 2^61" },
+		/* over the run: the same counted as bytes allocated */
+		{ MANY_TAGS("alloc_bytes"), "the tags' allocs, frees and their bytes over the run add up past 2^61" },
+	};
+	char err[512], name[32];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(name, sizeof(name), "bad%zu.db", i);
+		err[0] = 0;
+		if (ASSERT_EQ(load_damaged(name, bad[i].sql, err, sizeof(err)), -PS_ERR__CORRUPT, bad[i].sql))
+			ASSERT_STRSTR(err, bad[i].want, bad[i].sql);
+		ASSERT_STRSTR(err, name, "names the file");
+	}
+	/* what a trace may hold: live below its start, values at the bound, 500 tags at it */
+	ASSERT_OK(load_damaged("ok1.db", "UPDATE samples SET live_bytes = -4503599627370496,"
+			       " live_objs = -1 WHERE tag = 1", err, sizeof(err)), err);
+	ASSERT_OK(load_damaged("ok2.db", "UPDATE sysstat SET value = 4503599627370496", err,
+			       sizeof(err)), err);
+	ASSERT_OK(load_damaged("ok3.db", MANY_TAGS("live_bytes") "DELETE FROM tags WHERE id > 502;"
+			       "DELETE FROM samples WHERE tag > 502;", err, sizeof(err)), err);
+}
+
 TEST(garbage_pages_do_not_crash)
 {
 	const char *p = tmpfile_path("garbage.db");
@@ -321,6 +418,57 @@ TEST(save_in_memory_run)
 	ASSERT_STREQ(back->stacks[0].frames[0].module, "srvnet.sys", "frame");
 	ASSERT_EQ(ps_run_interval_at(back, 1500000000ull), 1, "interval_at");
 	ASSERT_EQ(ps_run_interval_at(back, 9000000000ull), 3, "interval_at past end");
+out:
+	ps_run_free(back);
+	ps_run_free(r);
+}
+
+/*
+ * What the reader refuses is not written: a built run whose tags' live bytes add up past 2^61
+ * (600 tags of 4 PiB) is refused by ps_run_save before it creates the file, and an interval past
+ * what a trace holds is refused by the writer with every earlier interval readable.
+ */
+TEST(save_and_write_refuse_what_the_reader_would)
+{
+	const char *p = tmpfile_path("sum.db");
+	struct ps_run *r = ps_run_new(1), *back = NULL;
+	struct ps_trace *t;
+	char err[256], name[16];
+	struct stat sb;
+
+	if (!ASSERT_NOT_NULL(r, "new"))
+		return;
+	for (int i = 0; i < 600; i++) {
+		struct ps_tag tag = { .kind = PS_KIND_POOL, .name = name };
+		struct ps_tag_series *ts;
+
+		snprintf(name, sizeof(name), "T%03d", i);
+		ts = ps_run_add_tag(r, &tag);
+		if (!ASSERT_NOT_NULL(ts, "tag"))
+			goto out;
+		ts->s[0].live_bytes = 1ll << 52;
+	}
+	r->intervals[0].t_ns = r->intervals[0].dur_ns = 1000000000ull;
+	ASSERT_EQ(ps_run_save(r, p, 0, err, sizeof(err)), -ERANGE, "refused");
+	ASSERT_STRSTR(err, "sum.db: the live bytes and objects of all tags at interval 0 add up past "
+		      "2^61", err);
+	ASSERT_TRUE(stat(p, &sb) && errno == ENOENT, "no file left");
+	r->ntags = 500;		/* 500 x 2^52 is within 2^61 */
+	ASSERT_OK(ps_run_save(r, p, 0, err, sizeof(err)), err);
+	r->ntags = 600;		/* all of them freed */
+
+	p = tmpfile_path("iv.db");
+	if (!ASSERT_OK(ps_trace_create(&t, p, 0), "create"))
+		goto out;
+	ASSERT_OK(ps_trace_begin_interval(t, 0, 1, 0, 1), "interval 0");
+	ASSERT_OK(ps_trace_commit_interval(t), "commit");
+	ASSERT_EQ(ps_trace_begin_interval(t, 1, 2, 1ull << 63, 1), -ERANGE, "wall clock past 2^62");
+	ASSERT_STRSTR(ps_trace_errmsg(t), "a trace holds times up to 2^62 ns", "says why");
+	ASSERT_EQ(ps_trace_begin_interval(t, 1u << 24, 2, 0, 1), -ERANGE, "interval 2^24");
+	ASSERT_STRSTR(ps_trace_errmsg(t), "a trace holds 16777216 intervals", "says why");
+	ASSERT_OK(ps_trace_close(t), "close");
+	if (ASSERT_OK(ps_run_load(&back, p, err, sizeof(err)), err))
+		ASSERT_EQ(back->nintervals, 1, "the interval before");
 out:
 	ps_run_free(back);
 	ps_run_free(r);

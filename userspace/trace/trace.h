@@ -24,6 +24,17 @@
 /* SQLite application_id: "PSCP". A file without it is not ours. */
 #define PS_TRACE_APP_ID 0x50534350
 
+/*
+ * What a trace holds (docs/trace-format.md, "What a reader checks"): at most 2^24 intervals;
+ * times in ns up to 2^62 (146 years); counts and sizes up to 2^52 (4 PiB: more is damage); the
+ * values one sum of the analysis meets add up to at most 2^61. The reader refuses a file past
+ * these, and the writer refuses an interval past them, so what is written can be read.
+ */
+#define PS_TRACE_MAX_INTERVALS	(1u << 24)
+#define PS_TRACE_TIME_MAX	(INT64_C(1) << 62)
+#define PS_TRACE_ABSURD		(INT64_C(1) << 52)
+#define PS_TRACE_SUM_MAX	(INT64_C(1) << 61)
+
 /* Tag kinds, stored as text in tags.kind. */
 #define PS_KIND_SLAB	"slab"		/* named kmem_cache (kmem_cache_alloc)           */
 #define PS_KIND_KMALLOC	"kmalloc"	/* kmalloc-N bucket, keyed by call site          */
@@ -131,7 +142,8 @@ int ps_trace_update_tag(struct ps_trace *t, const struct ps_tag *tag);
 
 /*
  * Interval idx (0, 1, ...), ending t_ns after the start of the run, wall clock wall_ns (ns since
- * the epoch), lasting dur_ns. Everything until commit belongs to it.
+ * the epoch, 0 when unknown), lasting dur_ns. Everything until commit belongs to it. -ERANGE for
+ * an idx from PS_TRACE_MAX_INTERVALS or a time past PS_TRACE_TIME_MAX.
  */
 int ps_trace_begin_interval(struct ps_trace *t, uint32_t idx, uint64_t t_ns, uint64_t wall_ns,
 			    uint64_t dur_ns);
@@ -222,6 +234,11 @@ struct ps_run *ps_run_new(uint32_t nintervals);
 struct ps_tag_series *ps_run_add_tag(struct ps_run *r, const struct ps_tag *tag);
 /* Recomputes every tag's total from its per-interval samples. */
 void ps_run_finish(struct ps_run *r);
+/*
+ * 0 when the run's values and their sums are within PS_TRACE_ABSURD and PS_TRACE_SUM_MAX
+ * (bounds.c says which sums); else -ERANGE and a message saying which sum passes.
+ */
+int ps_run_check(const struct ps_run *r, char *err, size_t errlen);
 int ps_run_set_meta(struct ps_run *r, const char *key, const char *value);
 /* Finds or adds a named series (values start at -1 = absent); NULL on ENOMEM. */
 struct ps_series *ps_run_add_sys(struct ps_run *r, const char *name);

@@ -320,6 +320,19 @@ int ps_trace_begin_interval(struct ps_trace *t, uint32_t idx, uint64_t t_ns, uin
 		snprintf(t->err, sizeof(t->err), "interval %u begun inside interval %u", idx, t->interval);
 		return -EINVAL;
 	}
+	/* what the reader would refuse: stop here, with every interval so far readable */
+	if (idx >= PS_TRACE_MAX_INTERVALS) {
+		snprintf(t->err, sizeof(t->err), "interval %u: a trace holds %u intervals", idx,
+			 PS_TRACE_MAX_INTERVALS);
+		return -ERANGE;
+	}
+	if (t_ns > (uint64_t)PS_TRACE_TIME_MAX || wall_ns > (uint64_t)PS_TRACE_TIME_MAX ||
+	    dur_ns > (uint64_t)PS_TRACE_TIME_MAX) {
+		snprintf(t->err, sizeof(t->err), "interval %u: times of %llu, %llu and %llu ns: a "
+			 "trace holds times up to 2^62 ns", idx, (unsigned long long)t_ns,
+			 (unsigned long long)wall_ns, (unsigned long long)dur_ns);
+		return -ERANGE;
+	}
 	e = begin(t);
 	if (e)
 		return e;
