@@ -384,8 +384,11 @@ struct small_alloc {
  * Writes name.etl (one processor, "Good" allocations as given), converts it at 1 s intervals into
  * name.db and loads that. NULL (a failed assertion) when a step fails; *res is the conversion's.
  */
+/* The header's EndTime as written by etlw, or replaced by end_ft (0: none) */
+#define END_AS_WRITTEN	(-1)
+
 static struct ps_run *convert_small(const char *name, const struct small_alloc *a, size_t n,
-				    bool no_end, struct ps_convert_result *res)
+				    int64_t end_ft, struct ps_convert_result *res)
 {
 	char err[600], db[1024], path[1024];
 	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
@@ -403,20 +406,22 @@ static struct ps_run *convert_small(const char *name, const struct small_alloc *
 		etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, a[i].ts, d, a[i].len ? a[i].len : len);
 	}
 	etlw_close(w);
-	if (no_end) {
+	if (end_ft != END_AS_WRITTEN) {
 		/* EndTime of TRACE_LOGFILE_HEADER: 0x10 into the event after its 32-byte header */
-		static const uint8_t zero[8];
+		uint8_t le[8];
 		struct ps_etl *e;
 		FILE *f = fopen(path, "r+b");
 
 		if (!ASSERT_NOT_NULL(f, path))
 			return NULL;
+		for (int i = 0; i < 8; i++)
+			le[i] = (uint8_t)((uint64_t)end_ft >> 8 * i);
 		fseek(f, EW_HDR + 32 + 0x10, SEEK_SET);
-		fwrite(zero, 1, 8, f);
+		fwrite(le, 1, 8, f);
 		fclose(f);
 		if (!ASSERT_OK(ps_etl_open(&e, path, 0, err, sizeof(err)), err))
 			return NULL;
-		ASSERT_EQ(ps_etl_logfile(e)->end_time, 0, "no end time in the header");
+		ASSERT_EQ(ps_etl_logfile(e)->end_time, end_ft, "the header's end time");
 		ps_etl_close(e);
 	}
 	if (!ASSERT_OK(ps_trace_create(&t, db, 0), "create"))
@@ -441,7 +446,7 @@ TEST(pool_absurd_size_skipped)
 		{ 0x100, 0xffffa00000003000ULL, T0 + 3000, 12 },	/* payload cut short */
 	};
 	struct ps_convert_result res;
-	struct ps_run *r = convert_small("absurd", a, 3, false, &res);
+	struct ps_run *r = convert_small("absurd", a, 3, END_AS_WRITTEN, &res);
 
 	if (!r)
 		return;
@@ -469,7 +474,7 @@ TEST(pool_timestamp_past_the_header_end)
 		{ 0x300, 0xffffa00000003000ULL, T0 + 12 * 3600 * SEC, 0 },
 	};
 	struct ps_convert_result res;
-	struct ps_run *r = convert_small("late", a, 3, false, &res);
+	struct ps_run *r = convert_small("late", a, 3, END_AS_WRITTEN, &res);
 
 	if (!r)
 		return;
@@ -495,7 +500,7 @@ TEST(pool_timestamp_gap_without_header_end)
 		{ 0x300, 0xffffa00000003000ULL, T0 + 600 * SEC + 2 * 3600 * SEC, 0 },
 	};
 	struct ps_convert_result res;
-	struct ps_run *r = convert_small("noend", a, 3, true, &res);
+	struct ps_run *r = convert_small("noend", a, 3, 0, &res);
 
 	if (!r)
 		return;
@@ -506,6 +511,58 @@ TEST(pool_timestamp_gap_without_header_end)
 	const struct ps_tag_series *g = find_tag(r, "Good", "nonpaged");
 	if (ASSERT_NOT_NULL(g, "tag Good"))
 		ASSERT_EQ(g->s[r->nintervals - 1].live_bytes, 0x600, "all three allocations kept");
+	ps_run_free(r);
+}
+
+/*
+ * A header whose run is a century is sound as far as it goes, but an event 50 years in would
+ * need 1.6 billion 1 s intervals where a trace holds 2^24: a damaged timestamp, reported, not a
+ * loop through a billion empty intervals.
+ */
+TEST(pool_timestamp_past_the_intervals_a_trace_holds)
+{
+	static const struct small_alloc a[] = {
+		{ 0x100, 0xffffa00000001000ULL, T0 + 1000, 0 },
+		{ 0x200, 0xffffa00000002000ULL, T0 + 50LL * 31557600 * SEC, 0 },
+	};
+	struct ps_convert_result res;
+	/* FILETIME counts 100 ns: a century after FT0 */
+	struct ps_run *r = convert_small("century", a, 2, FT0 + 100LL * 31557600 * 10000000, &res);
+
+	if (!r)
+		return;
+	ASSERT_EQ(res.intervals, 1, "one interval");
+	ASSERT_EQ(res.problems, 1, "reported");
+	ASSERT_STRSTR(res.first_problem, "century.etl: offset 0x", "names the file and offset");
+	ASSERT_STRSTR(res.first_problem, "past the 16777216 intervals of 1.000 s a trace holds",
+		      "says why");
+	ASSERT_EQ(ps_run_counter_last(r, "events.bad_timestamp"), 1, "counted");
+	ps_run_free(r);
+}
+
+/*
+ * 33 allocations of 128 TiB each are each possible, but together past 2^52 bytes (4 PiB), where
+ * the trace reader calls a tag's live bytes damage: the 33rd is skipped and reported, and the
+ * trace written loads.
+ */
+TEST(pool_total_past_4pib_skipped)
+{
+	struct small_alloc a[33];
+	struct ps_convert_result res;
+
+	for (size_t i = 0; i < 33; i++)
+		a[i] = (struct small_alloc){ 1ull << 47, 0xffffa00000001000ULL + 0x1000 * i,
+					     T0 + 1000 * (int64_t)(i + 1), 0 };
+	struct ps_run *r = convert_small("huge", a, 33, END_AS_WRITTEN, &res);
+
+	if (!r)
+		return;
+	ASSERT_EQ(res.problems, 1, "the 33rd reported");
+	ASSERT_STRSTR(res.first_problem, "after 4503599627370496 bytes in this file: past 2^52", "says why");
+	const struct ps_tag_series *g = find_tag(r, "Good", "nonpaged");
+	if (ASSERT_NOT_NULL(g, "tag Good"))
+		ASSERT_EQ(g->s[r->nintervals - 1].live_bytes, 1ll << 52, "32 of them");
+	ASSERT_EQ(ps_run_counter_last(r, "drops.bad_pool_events"), 1, "counted in the trace");
 	ps_run_free(r);
 }
 

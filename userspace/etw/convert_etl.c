@@ -124,6 +124,7 @@ struct conv {
 	int64_t max_rel;	/* past the header's end time and some: a damaged timestamp */
 	uint64_t events_lost_flag, stack_user_parts, bad_ts, bigpool, stackwalk;
 	uint64_t bad_pool;	/* pool events skipped: short payload, impossible size */
+	uint64_t alloc_total;	/* bytes of the allocations counted, <= PS_CONVERT_ABSURD */
 };
 
 void ps_pool_tag_str(uint32_t tag, char out[5])
@@ -169,12 +170,14 @@ static int oom(struct conv *c)
 
 /* --- intervals ----------------------------------------------------------------------------- */
 
+/* advance() keeps the interval's end within what a trace holds; its wall clock may not be */
 static int begin(struct conv *c)
 {
 	uint64_t iv = c->o->interval_ns;
 	uint64_t t_ns = (c->cur_idx + 1) * iv;
-	int r = ps_trace_begin_interval(c->t, (uint32_t)c->cur_idx, t_ns,
-					(uint64_t)ps_etl_wall_ns(c->h, c->h->t0) + t_ns, iv);
+	int64_t w0 = ps_etl_wall_ns(c->h, c->h->t0);
+	uint64_t wall = w0 >= 0 && t_ns <= (uint64_t)(PS_TRACE_TIME_MAX - w0) ? w0 + t_ns : 0;
+	int r = ps_trace_begin_interval(c->t, (uint32_t)c->cur_idx, t_ns, wall, iv);
 	if (r < 0)
 		return fail_trace(c, "begin interval", r);
 	c->in_interval = true;
@@ -284,9 +287,16 @@ static int advance(struct conv *c, struct ps_etl *e, int64_t rel, const struct p
 			      "twice the run the header gives");
 		return 0;
 	}
+	idx = (uint64_t)rel / iv;
+	if (idx >= PS_TRACE_MAX_INTERVALS || idx >= (uint64_t)PS_TRACE_TIME_MAX / iv) {
+		c->bad_ts++;
+		event_problem(c, ev, "pool event %.3f s after the start, past the %u intervals of "
+			      "%.3f s a trace holds; kept in the interval of the previous one",
+			      (double)rel / 1e9, PS_TRACE_MAX_INTERVALS, (double)iv / 1e9);
+		return 0;
+	}
 	if (rel > c->last_rel)
 		c->last_rel = rel;
-	idx = (uint64_t)rel / iv;
 	while (c->cur_idx < idx) {
 		if (commit(c, e) < 0)
 			return c->rc;
@@ -527,6 +537,18 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 			      "holds; event skipped", (unsigned long long)nbytes);
 		return 0;
 	}
+	/*
+	 * Nor do a file's allocations add up past 2^52 bytes (4 PiB): below that, no tag's live
+	 * bytes, no sum of them and no run total the trace reader bounds can be reached.
+	 */
+	if (nbytes > PS_CONVERT_ABSURD - c->alloc_total) {
+		c->bad_pool++;
+		event_problem(c, ev, "pool allocation of %llu bytes after %llu bytes in this file: "
+			      "past 2^52 bytes (4 PiB) in all, which no pool holds; event skipped",
+			      (unsigned long long)nbytes, (unsigned long long)c->alloc_total);
+		return 0;
+	}
+	c->alloc_total += nbytes;
 	if (ps_kmap_get(&c->livemap, entry, sess, &v))
 		release(c, v, true);
 	uint32_t ti = 0;
@@ -810,8 +832,8 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 	int r;
 
 	memset(res, 0, sizeof(*res));
-	if (!o->interval_ns) {
-		snprintf(err, errlen, "interval must be > 0");
+	if (!o->interval_ns || o->interval_ns > (uint64_t)PS_TRACE_TIME_MAX) {
+		snprintf(err, errlen, "interval must be 1 ns..2^62 ns");
 		return -EINVAL;
 	}
 	r = ps_etl_open(&e, path, PS_ETL_ORDERED, err, errlen);
