@@ -334,6 +334,42 @@ TEST(poolmon_absurd_summary)
 	ps_run_free(r);
 }
 
+/*
+ * Each row within 2^52 bytes, 600 of them past 2^61 (2 EiB) together, where the trace reader
+ * calls a snapshot damaged: the rows that would pass it are skipped and reported, the first one
+ * by its line, and the trace written loads (before, the reader refused it).
+ */
+TEST(poolmon_rows_past_2eib_skipped)
+{
+	struct ps_convert_result res;
+	char *text = malloc(600 * 100 + 200), *q = text;
+
+	if (!ASSERT_NOT_NULL(text, "malloc"))
+		return;
+	q += sprintf(q, " Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc\n");
+	for (int i = 0; i < 600; i++)
+		q += sprintf(q, " A%03d Nonp      1 (   0)        0 (   0)        1    4503599627370496 "
+			     "(     0)   1\n", i);
+	const char *p[] = { write_file("huge.log", text) };
+	struct ps_run *r = convert(p, 1, NULL, &res);
+
+	free(text);
+	if (!r)
+		return;
+	/* 511 x (2^52 bytes + 1 object) is within 2^61, the 512th row passes it */
+	ASSERT_EQ(r->ntags, 600, "every tag named");
+	ASSERT_EQ(res.problems, 89, "the rows from the 512th");
+	ASSERT_STRSTR(res.first_problem, "huge.log: line 513: a pool row whose numbers take the tags' "
+		      "figures past 2^61", res.first_problem);
+	const struct ps_tag_series *t = tag(r, "A510", "nonpaged");
+	if (ASSERT_NOT_NULL(t, "A510"))
+		ASSERT_EQ(t->s[0].live_bytes, 1ll << 52, "kept");
+	t = tag(r, "A511", "nonpaged");
+	if (ASSERT_NOT_NULL(t, "A511"))
+		ASSERT_EQ(t->s[0].live_bytes, 0, "skipped");
+	ps_run_free(r);
+}
+
 /* The file at src re-encoded as UTF-16 (le or be) with its byte-order mark, or with a UTF-8 mark. */
 static const char *reencode(const char *src, const char *name, int how)
 {

@@ -143,6 +143,9 @@ TEST(bad_inputs)
 	expect_error("ver.tsv", "#poolscope-sample 9\n", "unsupported version '9'");
 	expect_error("absurd.tsv", "#poolscope-sample 1\nS 0 1 99999999999999999999 0 0\n",
 		     ":2: field nonpaged_bytes");
+	/* a wall clock past 2116, where a trace's times end */
+	expect_error("wall.tsv", "#poolscope-sample 1\nS 0 4611686018427387905 0 0 0\n",
+		     ":2: field wall_ns");
 	expect_error("tag.tsv", "#poolscope-sample 1\nS 0 1 0 0 0\nT zz nonpaged 1 1 1\n",
 		     ":3: field tag_hex");
 }

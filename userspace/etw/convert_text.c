@@ -31,11 +31,14 @@ struct trow {
 	uint64_t allocs, frees;
 	int64_t live_objs, live_bytes;
 	bool cumulative;	/* poolmon: allocs/frees are counters since boot */
+	const char *path;	/* where the row is, for a problem found when it is written */
+	unsigned lineno;
 };
 
 struct ttag {
 	int64_t id;
 	uint64_t allocs, frees;
+	int64_t live;		/* |live bytes| + |live objects| last written: the reader carries it */
 	bool seen;
 };
 
@@ -55,7 +58,18 @@ struct tconv {
 	uint32_t ntags, captags;
 	struct ps_kmap tagmap;
 	int kind;		/* PS_INPUT_* of the first snapshot */
+	const char *path;	/* the line being parsed */
+	unsigned lineno;
+	/*
+	 * What the trace reader bounds by PS_TRACE_SUM_MAX: the tags' live figures of an interval
+	 * (those carried from earlier snapshots too) and the allocs and frees over the run. Each row
+	 * is within 2^52, but thousands of them are not within 2^61.
+	 */
+	int64_t live_sum, run_sum;
 };
+
+static const char why_sum[] = "a pool row whose numbers take the tags' figures past 2^61 "
+			      "(2 EiB) in all, more than any machine holds; row skipped";
 
 static uint32_t tag_u32(const char *t)
 {
@@ -109,11 +123,27 @@ static int flush(struct tconv *c)
 			c->res->tags = c->ntags;
 		}
 		struct ttag *tt = &c->tags[v];
+		int64_t live = llabs(s.live_bytes) + llabs(s.live_objs);
+		uint64_t da = 0, df = 0;
+
+		if (w->cumulative && tt->seen && w->allocs >= tt->allocs && w->frees >= tt->frees) {
+			da = w->allocs - tt->allocs;
+			df = w->frees - tt->frees;
+		}
+		if (c->live_sum - tt->live + live > PS_TRACE_SUM_MAX ||
+		    c->run_sum + (int64_t)(da + df) > PS_TRACE_SUM_MAX) {
+			c->res->problems++;
+			if (!c->res->first_problem[0])
+				snprintf(c->res->first_problem, sizeof(c->res->first_problem),
+					 "%s: line %u: %s", w->path, w->lineno, why_sum);
+			continue;
+		}
+		c->live_sum += live - tt->live;
+		c->run_sum += (int64_t)(da + df);
+		tt->live = live;
+		s.allocs = da;
+		s.frees = df;
 		if (w->cumulative) {
-			if (tt->seen && w->allocs >= tt->allocs && w->frees >= tt->frees) {
-				s.allocs = w->allocs - tt->allocs;
-				s.frees = w->frees - tt->frees;
-			}
 			tt->allocs = w->allocs;
 			tt->frees = w->frees;
 		}
@@ -156,7 +186,9 @@ static int add_row(struct tconv *c, const struct trow *row)
 		c->rows = n;
 		c->caprows = nc;
 	}
-	c->rows[c->nrows++] = *row;
+	c->rows[c->nrows] = *row;
+	c->rows[c->nrows].path = c->path;
+	c->rows[c->nrows++].lineno = c->lineno;
 	return 0;
 }
 
@@ -457,8 +489,8 @@ int ps_convert_text(struct ps_trace *t, const char *const *paths, size_t npaths,
 	int r = 0;
 
 	memset(res, 0, sizeof(*res));
-	if (!o->interval_ns) {
-		snprintf(err, errlen, "interval must be > 0");
+	if (!o->interval_ns || o->interval_ns > (uint64_t)PS_TRACE_TIME_MAX) {
+		snprintf(err, errlen, "interval must be 1 ns..2^62 ns");
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < npaths && !r; i++) {
@@ -484,6 +516,8 @@ int ps_convert_text(struct ps_trace *t, const char *const *paths, size_t npaths,
 		while (read_line(f, enc, line, sizeof(line))) {
 			const char *why;
 			lineno++;
+			c.path = paths[i];
+			c.lineno = lineno;
 			r = parse_line(&c, line, &why);
 			if (r < 0) {
 				if (!c.rc)

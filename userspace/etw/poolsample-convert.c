@@ -115,7 +115,9 @@ int ps_convert_poolsample(const char *path, struct ps_run **out, char *err, size
 				static const char *const names[] = { "snap", "wall_ns", "nonpaged_bytes",
 								     "paged_bytes", "avail_bytes" };
 
+				/* the wall clock within what a trace holds (until 2116) */
 				if (nt != 6 || parse_u64(tok[i + 1], &v[i]) ||
+				    (i == 1 && v[i] > (uint64_t)PS_TRACE_TIME_MAX) ||
 				    (i >= 2 && v[i] > PS_CONVERT_ABSURD)) {
 					snprintf(err, errlen, "%s:%zu: field %s: expected a plausible unsigned number",
 						 path, lineno, names[i]);
