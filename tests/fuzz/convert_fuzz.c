@@ -5,7 +5,8 @@
  * keys, intervals written into a trace). Slower per input than etl_fuzz.c (a trace is written
  * each time), so it has its own seeds: the corpus .etl files and tests/fuzz/convert-seeds, small
  * pool traces written by tests/unit/etlwriter.c (64-bit, 32-bit, compressed, with stacks and
- * stack keys). Its first run found the nanosecond overflow on damaged start times.
+ * stack keys). Its first run found the nanosecond overflow on damaged start times. A trace
+ * converted without an error must load (fuzz_check_loads()).
  */
 #include "etw/convert.h"
 #include "trace/trace.h"
@@ -22,8 +23,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuzz_file(data, size, in, db);
 	if (!ps_trace_create(&t, db, PS_TRACE_F_FORCE)) {
-		ps_convert_etl(t, in, &o, &res, err, sizeof(err));
-		ps_trace_close(t);
+		int rc = ps_convert_etl(t, in, &o, &res, err, sizeof(err));
+
+		if (!ps_trace_close(t) && !rc)
+			fuzz_check_loads(db);
 	}
 	return 0;
 }

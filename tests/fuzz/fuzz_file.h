@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "trace/trace.h"
+
 static char fuzz_dir[64];
 
 static void fuzz_cleanup(void)
@@ -41,6 +43,22 @@ static void fuzz_file(const uint8_t *data, size_t size, char in[128], char db[12
 	f = fopen(in, "wb");
 	if (!f || fwrite(data, 1, size, f) != size || fclose(f))
 		abort();
+}
+
+/*
+ * A trace a converter wrote without an error loads: what the writers let through and what the
+ * reader accepts are the same (trace.h, PS_TRACE_*). Aborts with the reader's message if not.
+ */
+static void fuzz_check_loads(const char *db)
+{
+	struct ps_run *r = NULL;
+	char err[600];
+
+	if (ps_run_load(&r, db, err, sizeof(err))) {
+		fprintf(stderr, "fuzz: a converted trace does not load: %s\n", err);
+		abort();
+	}
+	ps_run_free(r);
 }
 
 #endif

@@ -5,6 +5,7 @@
  * pooltag.txt, each reading the same input from a file, as the command does. Seeded with
  * ../shared/corpus/windows and tests/fuzz/text-seeds. Its first run found the short-line bug of
  * parse_line() (test poolmon_short_lines) and the crash on a sample line of spaces (space_lines).
+ * A trace converted without an error must load (fuzz_check_loads()).
  */
 #include "etw/convert.h"
 #include "etw/poolsample-convert.h"
@@ -27,11 +28,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!ps_trace_create(&t, db, PS_TRACE_F_FORCE)) {
 		const char *paths[1] = { in };
 
-		ps_convert_text(t, paths, 1, &o, &res, err, sizeof(err));
-		ps_trace_close(t);
+		int rc = ps_convert_text(t, paths, 1, &o, &res, err, sizeof(err));
+
+		if (!ps_trace_close(t) && !rc)
+			fuzz_check_loads(db);
 	}
-	if (!ps_convert_poolsample(in, &run, err, sizeof(err)))
+	if (!ps_convert_poolsample(in, &run, err, sizeof(err))) {
+		/* what cmd-convert does with it; a run the reader would refuse is not written */
+		if (!ps_run_save(run, db, PS_TRACE_F_FORCE, err, sizeof(err)))
+			fuzz_check_loads(db);
 		ps_run_free(run);
+	}
 	if (!ps_pooltag_load(&pt, in, err, sizeof(err)))
 		ps_pooltag_free(&pt);
 	ps_convert_detect(in);
