@@ -197,7 +197,8 @@ demo: check-deps all
 # that did it is left in $(O)/fuzz/): the .etl reader and the XPRESS decoder (seeded with the
 # corpus .etl files); convert of an .etl (the corpus files and tests/fuzz/convert-seeds, pool
 # traces written by tests/unit/etlwriter.c); the text inputs of convert (the corpus poolmon and
-# !poolused files and tests/fuzz/text-seeds, a sample file and pooltag.txt lines of our own).
+# !poolused files and tests/fuzz/text-seeds, a sample file and pooltag.txt lines of our own); the
+# trace reader and the report on traces built from a recipe (tests/fuzz/trace_fuzz.c, no seeds).
 FUZZ_SECS   ?= 60
 FUZZ_CORPUS := $(or $(PS_CORPUS),../shared/corpus)
 FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Iuserspace \
@@ -205,7 +206,7 @@ FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Iuserspace \
 FUZZ_SRCS   := tests/fuzz/etl_fuzz.c userspace/etw/etl.c userspace/etw/xpress.c userspace/common/util.c
 FUZZ_RUN     = -max_total_time=$(FUZZ_SECS) -timeout=20 -rss_limit_mb=4096 -artifact_prefix=$(O)/fuzz/
 fuzz:
-	$(Q)mkdir -p $(O)/fuzz/work $(O)/fuzz/convert-work $(O)/fuzz/text-work
+	$(Q)mkdir -p $(O)/fuzz/work $(O)/fuzz/convert-work $(O)/fuzz/text-work $(O)/fuzz/trace-work
 	$(call msg,FUZZ,$(O)/fuzz/etl_fuzz)
 	$(Q)$(FUZZ_CC) $(FUZZ_SRCS) -o $(O)/fuzz/etl_fuzz
 	$(Q)$(O)/fuzz/etl_fuzz $(FUZZ_RUN) -max_len=131072 $(O)/fuzz/work $(FUZZ_CORPUS)/etl
@@ -218,6 +219,9 @@ fuzz:
 	$(Q)$(FUZZ_CC) tests/fuzz/text_fuzz.c $(CORE_SRCS) -o $(O)/fuzz/text_fuzz -lsqlite3 -lm -lpthread
 	$(Q)$(O)/fuzz/text_fuzz $(FUZZ_RUN) -max_len=65536 $(O)/fuzz/text-work \
 		$(FUZZ_CORPUS)/windows tests/fuzz/text-seeds
+	$(call msg,FUZZ,$(O)/fuzz/trace_fuzz)
+	$(Q)$(FUZZ_CC) tests/fuzz/trace_fuzz.c $(CORE_SRCS) -o $(O)/fuzz/trace_fuzz -lsqlite3 -lm -lpthread
+	$(Q)$(O)/fuzz/trace_fuzz $(FUZZ_RUN) -max_len=4096 -len_control=0 $(O)/fuzz/trace-work
 
 # --- Windows ------------------------------------------------------------------------------------
 WIN_SRCS := $(wildcard userspace/win/*.c) $(filter-out %-linux.c,$(wildcard userspace/common/*.c))

@@ -49,7 +49,7 @@ static void fuzz_file(const uint8_t *data, size_t size, char in[128], char db[12
  * A trace a converter wrote without an error loads: what the writers let through and what the
  * reader accepts are the same (trace.h, PS_TRACE_*). Aborts with the reader's message if not.
  */
-static void fuzz_check_loads(const char *db)
+static inline void fuzz_check_loads(const char *db)
 {
 	struct ps_run *r = NULL;
 	char err[600];
