@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "input.h"
 #include "poolscope.h"
 #include "common/util.h"
 #include "etw/convert.h"
@@ -68,7 +69,8 @@ static void usage(FILE *f)
 		"EXAMPLES\n"
 		"  poolscope convert pool.etl -o win.db --pooltag pooltag.txt\n"
 		"  poolscope convert snap1.log snap2.log -o win.db --interval 60s\n"
-		"  poolscope convert poolused.txt -o win.db\n");
+		"  poolscope convert poolused.txt -o win.db\n"
+		"  poolscope convert <(xz -dc pool.etl.xz) -o win.db   # a pipe, or - for stdin\n");
 }
 
 struct progress {
@@ -100,7 +102,8 @@ static void show_progress(void *arg, uint64_t done, uint64_t total, uint64_t eve
 		fputc('\n', stderr);
 }
 
-static int cmd_convert(int argc, char **argv)
+/* paths: room for argc paths to read, which for a pipe are a copy's (input.c) */
+static int convert_main(int argc, char **argv, const char **paths)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -143,24 +146,30 @@ static int cmd_convert(int argc, char **argv)
 		usage(stderr);
 		return PS_EXIT_USAGE;
 	}
-	const char *const *in = (const char *const *)argv + optind;
+	const char *const *names = (const char *const *)argv + optind;
+	const char **in = paths;
 	size_t nin = argc - optind;
 	for (size_t i = 0; i < nin; i++) {
+		in[i] = ps_input_path(names[i], err, sizeof(err));
+		if (!in[i]) {
+			fprintf(stderr, "poolscope convert: %s\n", err);
+			return PS_EXIT_FAIL;
+		}
 		int k = ps_convert_detect(in[i]);
 		if (k < 0) {
-			fprintf(stderr, "poolscope convert: %s: %s\n", in[i], strerror(-k));
+			fprintf(stderr, "poolscope convert: %s: %s\n", names[i], strerror(-k));
 			return PS_EXIT_FAIL;
 		}
 		if (k == PS_INPUT_UNKNOWN) {
 			fprintf(stderr, "poolscope convert: %s: not an .etl file, poolmon output, "
-				"!poolused output or poolscope-win sample file\n", in[i]);
+				"!poolused output or poolscope-win sample file\n", names[i]);
 			return PS_EXIT_FAIL;
 		}
 		if (k == PS_INPUT_POOLUSED)
 			k = PS_INPUT_POOLMON;		/* one text converter reads both */
 		if (i && k != kind) {
 			fprintf(stderr, "poolscope convert: %s is %s input, %s is %s: convert them "
-				"separately\n", in[0], ps_input_kind_name(kind), in[i],
+				"separately\n", names[0], ps_input_kind_name(kind), names[i],
 				ps_input_kind_name(k));
 			return PS_EXIT_USAGE;
 		}
@@ -225,6 +234,22 @@ static int cmd_convert(int argc, char **argv)
 		return ps_finish_stdout(PS_EXIT_FAIL);
 	}
 	return ps_finish_stdout(PS_EXIT_OK);
+}
+
+static int cmd_convert(int argc, char **argv)
+{
+	const char **paths = calloc(argc ? argc : 1, sizeof(*paths));
+	int rc;
+
+	if (!paths) {
+		fprintf(stderr, "poolscope convert: out of memory\n");
+		return PS_EXIT_FAIL;
+	}
+	rc = convert_main(argc, argv, paths);
+	free(paths);
+	if (rc != PS_EXIT_OK)
+		ps_input_note(stderr, "poolscope convert");
+	return rc;
 }
 
 PS_COMMAND(convert, cmd_convert, "convert Windows .etl, poolmon or !poolused output to a trace");

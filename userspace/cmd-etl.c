@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
 #include "poolscope.h"
 #include "common/util.h"
 #include "etw/etl.h"
@@ -28,7 +29,8 @@ static void etl_usage(FILE *f)
 		"  -h, --help      this text\n\n"
 		"EXAMPLES\n"
 		"  poolscope etl info pool.etl\n"
-		"  poolscope etl dump pool.etl --limit 50\n");
+		"  poolscope etl dump pool.etl --limit 50\n"
+		"  xz -dc pool.etl.xz | poolscope etl info -\n");
 }
 
 static void print_problems(struct ps_etl *e, const char *cmd)
@@ -77,7 +79,8 @@ static int info_event(void *arg, const struct ps_etl_event *ev)
 	return ps_etl_hist_add(&a->h, ev);
 }
 
-static int etl_info(const char *path)
+/* path is what to read; name, what the user called it (they differ for a pipe) */
+static int etl_info(const char *path, const char *name)
 {
 	struct ps_etl *e;
 	struct info_acc acc[PS_ETL_SCAN_MAX];
@@ -110,7 +113,7 @@ static int etl_info(const char *path)
 	const struct ps_etl_logfile *lh = ps_etl_logfile(e);
 	const struct ps_etl_stats *st = ps_etl_stats(e);
 
-	printf("file        %s (%llu bytes)\n", path, (unsigned long long)st->file_size);
+	printf("file        %s (%llu bytes)\n", name, (unsigned long long)st->file_size);
 	printf("logger      %s -> %s\n", lh->logger_name, lh->logfile_name);
 	printf("os          %u.%u build %u, %u CPUs, %u-bit pointers, %u MHz\n", lh->version[0],
 	       lh->version[1], lh->provider_version, lh->ncpus, lh->pointer_size * 8, lh->cpu_mhz);
@@ -234,12 +237,27 @@ static int cmd_etl(int argc, char **argv)
 		fprintf(stderr, "poolscope etl %s: expected one FILE\n", sub);
 		return PS_EXIT_USAGE;
 	}
+	if (strcmp(sub, "info") && strcmp(sub, "dump")) {
+		fprintf(stderr, "poolscope etl: unknown subcommand '%s' (info, dump)\n", sub);
+		return PS_EXIT_USAGE;
+	}
+	/* the reader seeks: a pipe is read from a copy (input.c) */
+	char err[600], prefix[32];
+	const char *path = ps_input_path(argv[optind], err, sizeof(err));
+	int rc;
+
+	snprintf(prefix, sizeof(prefix), "poolscope etl %s", sub);
+	if (!path) {
+		fprintf(stderr, "%s: %s\n", prefix, err);
+		return PS_EXIT_FAIL;
+	}
 	if (!strcmp(sub, "info"))
-		return ps_finish_stdout(etl_info(argv[optind]));
-	if (!strcmp(sub, "dump"))
-		return etl_dump(argv[optind], limit);
-	fprintf(stderr, "poolscope etl: unknown subcommand '%s' (info, dump)\n", sub);
-	return PS_EXIT_USAGE;
+		rc = ps_finish_stdout(etl_info(path, argv[optind]));
+	else
+		rc = etl_dump(path, limit);
+	if (rc != PS_EXIT_OK)
+		ps_input_note(stderr, prefix);
+	return rc;
 }
 
 PS_COMMAND(etl, cmd_etl, "look inside a Windows .etl file (info, dump)");

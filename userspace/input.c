@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Inputs that cannot be read twice. convert looks at an input's first bytes to tell its kind and
+ * then opens it again to convert it, and the .etl reader seeks (pread). Given a pipe or a FIFO
+ * (`poolscope convert <(xz -dc pool.etl.xz) -o pool.db`, or "-" for standard input), the second
+ * open lost the bytes the first look took, pread failed with "Illegal seek", and a FIFO whose
+ * writer had gone when the first look closed it made the second open wait forever. Such an input
+ * is now copied once, as it streams, into a temporary file ($TMPDIR, else /tmp) that the rest
+ * reads; the copies are removed at exit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "input.h"
+
+struct copy {
+	char *path, *name;
+};
+
+static struct copy *copies;
+static size_t ncopies;
+
+static void remove_copies(void)
+{
+	for (size_t i = 0; i < ncopies; i++) {
+		unlink(copies[i].path);
+		free(copies[i].path);
+		free(copies[i].name);
+	}
+	free(copies);
+	copies = NULL;
+	ncopies = 0;
+}
+
+/* Copies everything from fd to out; -errno. */
+static int copy_all(int fd, int out)
+{
+	static char buf[1 << 16];
+
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return 0;
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(out, buf + done, (size_t)(n - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -errno;
+			done += w;
+		}
+	}
+}
+
+const char *ps_input_path(const char *path, char *err, size_t errlen)
+{
+	bool is_stdin = !strcmp(path, "-");
+	const char *dir = getenv("TMPDIR");
+	char tmp[4096];
+	struct copy *nc;
+	struct stat st;
+	int fd = -1, out = -1, e;
+
+	if (is_stdin ? fstat(STDIN_FILENO, &st) : stat(path, &st))
+		return is_stdin ? "/dev/stdin" : path;	/* the reader says what is wrong */
+	/* not character devices: /dev/zero would fill the disk, a terminal is read as cat reads it */
+	if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
+		return is_stdin ? "/dev/stdin" : path;
+	snprintf(tmp, sizeof(tmp), "%s/poolscope-input.XXXXXX", dir && *dir ? dir : "/tmp");
+	out = mkstemp(tmp);
+	if (out < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: a pipe, to be copied to a file first: %s/poolscope-input."
+			 "XXXXXX: %s", path, dir && *dir ? dir : "/tmp", strerror(e));
+		return NULL;
+	}
+	/* a FIFO's open waits for its writer, as cat's does */
+	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	e = fd < 0 ? -errno : copy_all(fd, out);
+	if (close(out) && !e)
+		e = -errno;
+	out = -1;
+	if (e) {
+		snprintf(err, errlen, "%s: copying it to %s: %s", path, tmp, strerror(-e));
+		goto fail;
+	}
+	nc = realloc(copies, (ncopies + 1) * sizeof(*nc));
+	if (!nc)
+		goto nomem;
+	copies = nc;
+	copies[ncopies].path = strdup(tmp);
+	copies[ncopies].name = strdup(path);
+	if (!copies[ncopies].path || !copies[ncopies].name) {
+		free(copies[ncopies].path);
+		free(copies[ncopies].name);
+		goto nomem;
+	}
+	if (!ncopies++)
+		atexit(remove_copies);
+	if (fd >= 0 && !is_stdin)
+		close(fd);
+	return copies[ncopies - 1].path;
+nomem:
+	snprintf(err, errlen, "%s: out of memory", path);
+fail:
+	if (out >= 0)
+		close(out);
+	if (fd >= 0 && !is_stdin)
+		close(fd);
+	unlink(tmp);
+	return NULL;
+}
+
+void ps_input_note(FILE *f, const char *prefix)
+{
+	for (size_t i = 0; i < ncopies; i++)
+		fprintf(f, "%s: (%s is a copy of %s, which can be read only once)\n", prefix,
+			copies[i].path, strcmp(copies[i].name, "-") ? copies[i].name :
+			"standard input");
+}
