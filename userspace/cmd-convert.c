@@ -194,7 +194,7 @@ static int convert_main(int argc, char **argv, const char **paths)
 		}
 		o.pooltags = &pt;
 	}
-	r = ps_trace_create(&t, out, force ? PS_TRACE_F_FORCE : 0);
+	r = ps_trace_create(&t, out, PS_TRACE_F_BATCH | (force ? PS_TRACE_F_FORCE : 0));
 	if (r < 0) {
 		fprintf(stderr, "poolscope convert: %s: %s%s\n", out, ps_strerror(r),
 			r == -EEXIST ? " (use --force to replace it)" : "");

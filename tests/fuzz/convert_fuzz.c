@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ps_trace *t;
 
 	fuzz_file(data, size, in, db);
-	if (!ps_trace_create(&t, db, PS_TRACE_F_FORCE)) {
+	if (!ps_trace_create(&t, db, PS_TRACE_F_FORCE | PS_TRACE_F_BATCH)) {
 		int rc = ps_convert_etl(t, in, &o, &res, err, sizeof(err));
 
 		if (!ps_trace_close(t) && !rc)

@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ps_trace *t;
 
 	fuzz_file(data, size, in, db);
-	if (!ps_trace_create(&t, db, PS_TRACE_F_FORCE)) {
+	if (!ps_trace_create(&t, db, PS_TRACE_F_FORCE | PS_TRACE_F_BATCH)) {
 		const char *paths[1] = { in };
 
 		int rc = ps_convert_text(t, paths, 1, &o, &res, err, sizeof(err));

@@ -474,6 +474,45 @@ out:
 	ps_run_free(r);
 }
 
+/*
+ * PS_TRACE_F_BATCH (convert) commits every PS_TRACE_BATCH intervals: what a closed trace holds is
+ * the same, and a reader opening it meanwhile sees whole batches only.
+ */
+TEST(batch_commits)
+{
+	const char *p = tmpfile_path("batch.db");
+	struct ps_tag a = { .kind = PS_KIND_POOL, .name = "LSbf" };
+	struct ps_run *r = NULL;
+	struct ps_trace *t;
+	char err[256];
+	uint32_t n = 2 * PS_TRACE_BATCH + 5;
+
+	if (!ASSERT_OK(ps_trace_create(&t, p, PS_TRACE_F_BATCH), "create"))
+		return;
+	ASSERT_OK(ps_trace_add_tag(t, &a), "tag");
+	for (uint32_t k = 0; k < n; k++) {
+		struct ps_sample s = { .allocs = 1, .alloc_bytes = 64, .live_objs = k + 1,
+				       .live_bytes = 64 * (k + 1) };
+
+		ASSERT_OK(ps_trace_begin_interval(t, k, k + 1, 0, 1), "begin");
+		ASSERT_OK(ps_trace_add_sample(t, a.id, &s), "sample");
+		ASSERT_OK(ps_trace_commit_interval(t), "commit");
+		if (k == PS_TRACE_BATCH + 10) {
+			if (ASSERT_OK(ps_run_load(&r, p, err, sizeof(err)), err))
+				ASSERT_EQ(r->nintervals, PS_TRACE_BATCH, "one whole batch so far");
+			ps_run_free(r);
+			r = NULL;
+		}
+	}
+	ASSERT_OK(ps_trace_close(t), "close");
+	if (!ASSERT_OK(ps_run_load(&r, p, err, sizeof(err)), err))
+		return;
+	ASSERT_EQ(r->nintervals, n, "every interval after close");
+	ASSERT_EQ(r->tags[0].s[n - 1].live_bytes, 64 * (int64_t)n, "the last one");
+	ASSERT_EQ(r->tags[0].total.allocs, n, "allocs");
+	ps_run_free(r);
+}
+
 TEST(util_parsers)
 {
 	uint64_t v;

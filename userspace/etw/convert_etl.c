@@ -125,6 +125,7 @@ struct conv {
 	uint64_t events_lost_flag, stack_user_parts, bad_ts, bigpool, stackwalk;
 	uint64_t bad_pool;	/* pool events skipped: short payload, impossible size */
 	uint64_t alloc_total;	/* bytes of the allocations counted, <= PS_CONVERT_ABSURD */
+	int64_t ctr_written[16];	/* commit()'s counters as last written, plus 1 (0: never) */
 };
 
 void ps_pool_tag_str(uint32_t tag, char out[5])
@@ -217,8 +218,17 @@ static int commit(struct conv *c, struct ps_etl *e)
 		{ "drops.etl_problems", st->problems },
 		{ "drops.bad_pool_events", (int64_t)c->bad_pool },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(ctr) && !r; i++)
+	_Static_assert(ARRAY_SIZE(ctr) == ARRAY_SIZE(c->ctr_written), "one slot per counter");
+	/*
+	 * A row only when a value changed (readers take the last earlier row): a day of 1 s
+	 * intervals with no pool event in most is 86400 interval rows, not 1.4 million counter rows.
+	 */
+	for (size_t i = 0; i < ARRAY_SIZE(ctr) && !r; i++) {
+		if (c->ctr_written[i] == ctr[i].v + 1)
+			continue;
 		r = ps_trace_add_counter(c->t, ctr[i].n, ctr[i].v);
+		c->ctr_written[i] = ctr[i].v + 1;
+	}
 	if (r < 0)
 		return fail_trace(c, "counter", r);
 	r = ps_trace_commit_interval(c->t);

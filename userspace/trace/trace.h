@@ -124,6 +124,13 @@ struct ps_stack {
 struct ps_trace;
 
 #define PS_TRACE_F_FORCE 0x1	/* replace an existing file */
+/*
+ * Commit every PS_TRACE_BATCH intervals instead of each one: for writers whose output is
+ * worthless unless finished (convert, which removes it on failure). A recorder, whose trace
+ * must survive its being killed, commits each interval.
+ */
+#define PS_TRACE_F_BATCH 0x2
+#define PS_TRACE_BATCH	1024
 
 /* Creates a new trace (mode 0600). -EEXIST when path exists and !FORCE. */
 int ps_trace_create(struct ps_trace **out, const char *path, unsigned flags);
