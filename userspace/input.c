@@ -71,19 +71,22 @@ const char *ps_input_path(const char *path, char *err, size_t errlen)
 	char tmp[4096];
 	struct copy *nc;
 	struct stat st;
-	int fd = -1, out = -1, e;
+	int fd, out, e;
 
 	if (is_stdin ? fstat(STDIN_FILENO, &st) : stat(path, &st))
 		return is_stdin ? "/dev/stdin" : path;	/* the reader says what is wrong */
 	/* not character devices: /dev/zero would fill the disk, a terminal is read as cat reads it */
 	if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
 		return is_stdin ? "/dev/stdin" : path;
-	snprintf(tmp, sizeof(tmp), "%s/poolscope-input.XXXXXX", dir && *dir ? dir : "/tmp");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	snprintf(tmp, sizeof(tmp), "%s/poolscope-input.XXXXXX", dir);
 	out = mkstemp(tmp);
 	if (out < 0) {
+		/* mkstemp may have filled in the X's: name the template */
 		e = errno;
 		snprintf(err, errlen, "%s: a pipe, to be copied to a file first: %s/poolscope-input."
-			 "XXXXXX: %s", path, dir && *dir ? dir : "/tmp", strerror(e));
+			 "XXXXXX: %s", path, dir, strerror(e));
 		return NULL;
 	}
 	/* a FIFO's open waits for its writer, as cat's does */
@@ -91,7 +94,6 @@ const char *ps_input_path(const char *path, char *err, size_t errlen)
 	e = fd < 0 ? -errno : copy_all(fd, out);
 	if (close(out) && !e)
 		e = -errno;
-	out = -1;
 	if (e) {
 		snprintf(err, errlen, "%s: copying it to %s: %s", path, tmp, strerror(-e));
 		goto fail;
@@ -115,8 +117,6 @@ const char *ps_input_path(const char *path, char *err, size_t errlen)
 nomem:
 	snprintf(err, errlen, "%s: out of memory", path);
 fail:
-	if (out >= 0)
-		close(out);
 	if (fd >= 0 && !is_stdin)
 		close(fd);
 	unlink(tmp);
