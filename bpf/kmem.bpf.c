@@ -396,8 +396,14 @@ static __always_inline void tag_free(const struct ps_ptr_val *pv, bool implicit)
 		stack_free(&pv->tag, pv->stackid, pv->bytes);
 }
 
-/* The slow path: a sampled (or always-tracked) allocation; pv has tag cls/site/kind and bytes. */
-static __noinline void track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
+/*
+ * The slow path: a sampled (or always-tracked) allocation; pv has tag cls/site/kind and bytes.
+ * Returns 1 when the pointer map holds the object, 0 when not (the recorder's own, or the map
+ * full). The tag (and stack) count the allocation only when its free can be seen: an object
+ * counted but not in the map would stay live in its tag forever, a leak that is not there.
+ * Callers do the same for the classes whose frees are found only through the map.
+ */
+static __noinline int track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
 {
 	struct ps_ptr_val pv = *pv_in;
 	struct ps_ptr_val *old;
@@ -415,19 +421,12 @@ static __noinline void track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
 			  (pv.tag.kind == PS_K_KMALLOC && !no_kfunc)) &&
 	    (bpf_get_current_pid_tgid() >> 32) == self_tgid) {
 		count(PS_C_SELF_SKIPPED);
-		return;
+		return 0;
 	}
 	count(PS_C_SAMPLED_ALLOCS);
 	pv.tag.ctx = get_ctx(ctx);
-	tv = tag_get(&pv.tag);
-	if (tv) {
-		tv->allocs++;
-		tv->alloc_bytes += bytes;
-	}
 	if (pv.tag.kind != PS_K_PAGE && stack_sample && bpf_get_prandom_u32() % stack_sample == 0)
 		pv.stackid = take_stack(ctx);
-	if (pv.stackid >= 0)
-		stack_alloc(&pv.tag, pv.stackid, bytes);
 
 	err = bpf_map_update_elem(&ptrs, &addr, &pv, BPF_NOEXIST);
 	if (err == -EEXIST) {
@@ -440,16 +439,28 @@ static __noinline void track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
 			count(PS_C_IMPLICIT_FREES);
 		}
 		err = bpf_map_update_elem(&ptrs, &addr, &pv, BPF_ANY);
+		if (err)	/* its free is charged already: never charge it twice */
+			bpf_map_delete_elem(&ptrs, &addr);
 	}
-	if (err)
+	if (err) {
 		count(PS_C_DROP_PTR_FULL);
+		return 0;
+	}
+	tv = tag_get(&pv.tag);
+	if (tv) {
+		tv->allocs++;
+		tv->alloc_bytes += bytes;
+	}
+	if (pv.stackid >= 0)
+		stack_alloc(&pv.tag, pv.stackid, bytes);
+	return 1;
 }
 
-#define track(ctx_, addr_, cls_, site_, kind_, bytes_, stackid_) do {			\
+#define track(ctx_, addr_, cls_, site_, kind_, bytes_, stackid_) ({			\
 	struct ps_ptr_val __pv = { .tag = { .cls = (cls_), .site = (site_), .kind = (kind_) },	\
 				   .bytes = (bytes_), .stackid = (stackid_) };		\
 	track_pv(ctx_, addr_, &__pv);							\
-} while (0)
+})
 
 /*
  * Takes a tracked object out of the pointer map and charges its free to its tag (and stack);
@@ -552,8 +563,14 @@ int BPF_PROG(kmem_cache_alloc, unsigned long call_site, const void *ptr, struct 
 	}
 	bytes = s->size;
 	cls = cache_id(s, ctx, 2);
+	if (filter_on) {
+		/* A filter counts only frees found in the pointer map: allocations alike. */
+		if (track(ctx, addr, cls, call_site, PS_K_SLAB, bytes, -1))
+			class_alloc(class_get(cls, s), bytes);
+		return 0;
+	}
 	class_alloc(class_get(cls, s), bytes);
-	if (filter_on || addr_sampled(addr))
+	if (addr_sampled(addr))
 		track(ctx, addr, cls, call_site, PS_K_SLAB, bytes, -1);
 	return 0;
 }
@@ -584,21 +601,30 @@ int BPF_PROG(kmalloc, unsigned long call_site, const void *ptr, size_t bytes_req
 	}
 	s = no_kfunc ? NULL : bpf_get_kmem_cache(addr);
 	if (!s && (!no_kfunc || bytes_alloc > kmalloc_max)) {
-		/* Large kmalloc: backed by pages; rare, so always tracked (exact). */
-		class_alloc(class_get(PS_CLASS_KMALLOC_LARGE, NULL), bytes_alloc);
-		track(ctx, addr, PS_CLASS_KMALLOC_LARGE, call_site, PS_K_KMALLOC_LARGE, bytes_alloc, -1);
+		/*
+		 * Large kmalloc: backed by pages; rare, so always tracked (exact). Its free is
+		 * found only in the pointer map, so the class counts only what the map took.
+		 */
+		if (track(ctx, addr, PS_CLASS_KMALLOC_LARGE, call_site, PS_K_KMALLOC_LARGE,
+			  bytes_alloc, -1))
+			class_alloc(class_get(PS_CLASS_KMALLOC_LARGE, NULL), bytes_alloc);
 		return 0;
 	}
 	if (no_kfunc) {
 		/* Every object tracked: kfree() finds its class only through the pointer map. */
 		cls = kmalloc_size_class(bytes_alloc, gfp);
-		class_alloc(class_get(cls, NULL), bytes_alloc);
-		track(ctx, addr, cls, call_site, PS_K_KMALLOC, bytes_alloc, -1);
+		if (track(ctx, addr, cls, call_site, PS_K_KMALLOC, bytes_alloc, -1))
+			class_alloc(class_get(cls, NULL), bytes_alloc);
 		return 0;
 	}
 	cls = cache_id(s, ctx, -1);
+	if (filter_on) {
+		if (track(ctx, addr, cls, call_site, PS_K_KMALLOC, bytes_alloc, -1))
+			class_alloc(class_get(cls, s), bytes_alloc);
+		return 0;
+	}
 	class_alloc(class_get(cls, s), bytes_alloc);
-	if (filter_on || addr_sampled(addr))
+	if (addr_sampled(addr))
 		track(ctx, addr, cls, call_site, PS_K_KMALLOC, bytes_alloc, -1);
 	return 0;
 }
@@ -649,11 +675,14 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp, in
 		count(PS_C_FILTERED);
 		return 0;
 	}
-	class_alloc(page_class(order), bytes);
+	if (!filter_on)
+		class_alloc(page_class(order), bytes);
 	if (filter_on || addr_sampled(addr)) {
 		stackid = take_stack(ctx);
-		track(ctx, addr, PS_CLASS_PAGE_BASE + (order < PS_MAX_ORDER ? order : PS_MAX_ORDER), stackid >= 0 ? (__u64)stackid + 1 :
-		      PS_SITE_NOSTACK, PS_K_PAGE, bytes, stackid);
+		if (track(ctx, addr, PS_CLASS_PAGE_BASE + (order < PS_MAX_ORDER ? order : PS_MAX_ORDER),
+			  stackid >= 0 ? (__u64)stackid + 1 : PS_SITE_NOSTACK, PS_K_PAGE, bytes,
+			  stackid) && filter_on)
+			class_alloc(page_class(order), bytes);	/* as for slab objects */
 	}
 	return 0;
 }
@@ -683,8 +712,9 @@ int BPF_PROG(percpu_alloc_percpu, unsigned long call_site, bool reserved, bool i
 		count(PS_C_FILTERED);
 		return 0;
 	}
-	class_alloc(class_get(PS_CLASS_PERCPU, NULL), bytes_alloc);
-	track(ctx, (__u64)ptr, PS_CLASS_PERCPU, call_site, PS_K_PERCPU, bytes_alloc, -1);
+	/* Found at free only in the pointer map (as large kmalloc). */
+	if (track(ctx, (__u64)ptr, PS_CLASS_PERCPU, call_site, PS_K_PERCPU, bytes_alloc, -1))
+		class_alloc(class_get(PS_CLASS_PERCPU, NULL), bytes_alloc);
 	return 0;
 }
 

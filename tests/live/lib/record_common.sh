@@ -35,16 +35,22 @@ ps_last_idx() {
 	q "$1" "SELECT coalesce(max(idx), -1) FROM intervals" 2>/dev/null || echo -1
 }
 
-# Waits (bounded) until the trace has an interval after the current one; prints its index.
+# Waits (bounded) for the first committed interval that began after this call, and prints its
+# index: its maps were read after everything the test did before the call. The next committed
+# interval is not enough: the recorder reads the maps at the start of an interval and commits at
+# its end, so an interval committed after the call may have been read before it.
 ps_next_idx() {
-	local db=$1 cur n i
-	cur=$(ps_last_idx "$db")
+	local db=$1 t n i
+	t=$(date +%s%N)
 	for i in $(seq 1 100); do
-		n=$(ps_last_idx "$db")
-		if [ "$n" -gt "$cur" ]; then echo "$n"; return 0; fi
+		if [ -s "$db" ]; then
+			n=$(q "$db" "SELECT coalesce(min(idx), -1) FROM intervals WHERE wall_ns >= $t" \
+				2>/dev/null) || n=-1
+			if [ "${n:--1}" -ge 0 ]; then echo "$n"; return 0; fi
+		fi
 		sleep 0.1
 	done
-	echo "FAIL: no new interval in $db after 10 s" >&2
+	echo "FAIL: no interval began in $db in the 10 s after $t" >&2
 	return 1
 }
 
