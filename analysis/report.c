@@ -334,6 +334,23 @@ static int64_t drops_total(const struct ps_run *r)
 	return d;
 }
 
+/*
+ * The one drop that changes how the table reads: objects the recorder's pointer map could not
+ * take are in no tag (record.md, "A full pointer map"), so tags grew by at least what they show.
+ * Said with the remedy, since the bare total does not say which map filled.
+ */
+static void print_ptr_map_full(FILE *f, const struct ps_run *r)
+{
+	int64_t n = ps_run_counter_last(r, "drops.ptr_map_full");
+	const char *size = ps_run_meta(r, "map.ptrs");
+
+	if (n <= 0)
+		return;
+	fprintf(f, "pointer map full %" PRId64 " times: tags miss those objects, growth is a floor\n"
+		"  record with a larger map: --map-size ptrs=N%s%s%s\n", n,
+		size ? " (this run: " : "", size ? size : "", size ? ")" : "");
+}
+
 int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_t top)
 {
 	const struct ps_run *r = rep->run;
@@ -487,6 +504,7 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 		} else {
 			fprintf(f, "%s not in trace; drops %" PRId64 "\n", rep->sys_name, drops_total(r));
 		}
+		print_ptr_map_full(f, r);
 	}
 	return 0;
 }

@@ -80,7 +80,9 @@ for mode in kfunc no-kfunc full-map; do
 	full-map)
 		check "[$mode] the map was full: drops counted" test "$drops" -gt 0
 		check "[$mode] tag held at most +$N" test "$g" -le "$N"
-		check "[$mode] tag back to 0" test "$gc" = 0;;
+		check "[$mode] tag back to 0" test "$gc" = 0
+		check "[$mode] report says the map was full" \
+			grep -q "^pointer map full [0-9]* times" <("$POOLSCOPE" report "$db");;
 	esac
 done
 echo "$fails failure(s)"
