@@ -4,11 +4,13 @@
 #  - kfunc: with the bpf_get_kmem_cache() kfunc (6.13+, the default here);
 #  - no-kfunc: with --no-kfunc, the fallback of older kernels (kmalloc classes keyed by size,
 #    every kmalloc object in the pointer map);
-#  - full-map: --no-kfunc with a pointer map far too small for the objects.
+#  - full-map: --no-kfunc with a pointer map far too small for the objects;
+#  - filter-full-map: the kfunc with --comm evleak (a filter tracks every object it lets in, and
+#    counts only the frees it finds in the map) and the same small map.
 # kfunc and no-kfunc: tracked growth of kmalloc-64 within 5% of /proc/slabinfo, the do_eventfd
 # tag (sampled with the kfunc, exact without), and everything back to the baseline after
-# release. full-map: objects the map could not take are counted as drops and in neither their
-# tag nor their class, so that nothing is left live after release (counted but never seen
+# release. The full maps: objects the map could not take are counted as drops and in neither
+# their tag nor their class, so that nothing is left live after release (counted but never seen
 # freed, they would make a leak that is not there).
 set -u
 . "$(dirname "$0")/lib/record_common.sh"
@@ -21,11 +23,12 @@ cache=kmalloc-64
 cnt() { q "$db" "SELECT coalesce(max(value), 0) FROM counters WHERE interval = $2 AND name = '$1'"; }
 cnt_delta() { echo $(( $(cnt "$1" "$3") - $(cnt "$1" "$2") )); }	# name from to
 
-for mode in kfunc no-kfunc full-map; do
+for mode in kfunc no-kfunc full-map filter-full-map; do
 	db=$tmp/$mode.db
 	extra=()
 	[ $mode = no-kfunc ] && extra=(--no-kfunc)
 	[ $mode = full-map ] && extra=(--no-kfunc --map-size ptrs=$((N / 8)))
+	[ $mode = filter-full-map ] && extra=(--comm evleak --map-size ptrs=$((N / 8)))
 	ps_start_recorder "$db" --interval 500ms "${extra[@]}" || exit 1
 	sleep 1
 	ps_shrink $cache
@@ -45,14 +48,14 @@ for mode in kfunc no-kfunc full-map; do
 	ps_stop_recorder || { echo "FAIL: recorder exit status"; cat "$db.err"; exit 1; }
 	tracking=$(q "$db" "SELECT value FROM meta WHERE key = 'kmalloc_tracking'")
 	echo "[$mode] kmalloc tracking: $tracking; intervals: baseline $A, held $B, released $C"
-	want=kmem-cache-kfunc; [ $mode != kfunc ] && want=pointer-map
+	want=pointer-map; [ $mode = kfunc ] || [ $mode = filter-full-map ] && want=kmem-cache-kfunc
 	check "[$mode] meta kmalloc_tracking = $want" test "$tracking" = "$want"
 
 	tr=$(( $(class_live "$db" $cache $B) - $(class_live "$db" $cache $A) ))
 	sl=$(( $(slab_active "$db" $cache $B) - $(slab_active "$db" $cache $A) ))
 	trc=$(( $(class_live "$db" $cache $C) - $(class_live "$db" $cache $A) ))
 	echo "[$mode] $cache: tracked +$tr slabinfo +$sl (held); tracked $trc after release"
-	if [ $mode != full-map ]; then
+	if [ $mode = kfunc ] || [ $mode = no-kfunc ]; then
 		check "[$mode] $cache tracked growth within 5% of slabinfo" within $tr $sl 5 $((N * 9 / 10))
 	fi
 	check "[$mode] $cache tracked back near baseline" test $(( trc < 0 ? -trc : trc )) -le $((N / 20))
@@ -77,7 +80,7 @@ for mode in kfunc no-kfunc full-map; do
 	kfunc)
 		check "[$mode] tag within 25% of $N (address-hash sample)" within $g $N 25 $((N / 2))
 		check "[$mode] tag back near 0" test $(( gc < 0 ? -gc : gc )) -le $((N / 8));;
-	full-map)
+	full-map|filter-full-map)
 		check "[$mode] the map was full: drops counted" test "$drops" -gt 0
 		check "[$mode] tag held at most +$N" test "$g" -le "$N"
 		check "[$mode] tag back to 0" test "$gc" = 0
