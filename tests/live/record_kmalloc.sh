@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Live: N eventfds held open (evleak: one kmalloc'd eventfd_ctx each in do_eventfd, freed by
-# kfree on close), recorded three times:
+# kfree on close), recorded four times:
 #  - kfunc: with the bpf_get_kmem_cache() kfunc (6.13+, the default here);
 #  - no-kfunc: with --no-kfunc, the fallback of older kernels (kmalloc classes keyed by size,
 #    every kmalloc object in the pointer map);
