@@ -548,12 +548,29 @@ static __always_inline void free_sized(__u64 addr, __u64 cls, const struct kmem_
 		untrack(addr, cv, bytes);
 }
 
+/*
+ * Allocation of a slab object (kmem_cache or kmalloc with the kfunc), whose free names its
+ * cache: the class counts every one and the sample goes to the tag side. Under a filter, frees
+ * are counted only when found in the pointer map, so allocations only when the map took them.
+ */
+static __always_inline void slab_alloc(void *ctx, __u64 addr, __u64 cls,
+				       const struct kmem_cache *s, __u64 site, __u8 kind,
+				       __u64 bytes)
+{
+	if (filter_on) {
+		if (track(ctx, addr, cls, site, kind, bytes, -1))
+			class_alloc(class_get(cls, s), bytes);
+		return;
+	}
+	class_alloc(class_get(cls, s), bytes);
+	if (addr_sampled(addr))
+		track(ctx, addr, cls, site, kind, bytes, -1);
+}
+
 SEC("tp_btf/kmem_cache_alloc")
 int BPF_PROG(kmem_cache_alloc, unsigned long call_site, const void *ptr, struct kmem_cache *s,
 	     gfp_t gfp, int node)
 {
-	__u64 addr = (__u64)ptr, bytes, cls;
-
 	count(PS_C_EV_CACHE_ALLOC);
 	if (!ptr || !s)
 		return 0;
@@ -561,17 +578,7 @@ int BPF_PROG(kmem_cache_alloc, unsigned long call_site, const void *ptr, struct 
 		count(PS_C_FILTERED);
 		return 0;
 	}
-	bytes = s->size;
-	cls = cache_id(s, ctx, 2);
-	if (filter_on) {
-		/* A filter counts only frees found in the pointer map: allocations alike. */
-		if (track(ctx, addr, cls, call_site, PS_K_SLAB, bytes, -1))
-			class_alloc(class_get(cls, s), bytes);
-		return 0;
-	}
-	class_alloc(class_get(cls, s), bytes);
-	if (addr_sampled(addr))
-		track(ctx, addr, cls, call_site, PS_K_SLAB, bytes, -1);
+	slab_alloc(ctx, (__u64)ptr, cache_id(s, ctx, 2), s, call_site, PS_K_SLAB, s->size);
 	return 0;
 }
 
@@ -617,15 +624,7 @@ int BPF_PROG(kmalloc, unsigned long call_site, const void *ptr, size_t bytes_req
 			class_alloc(class_get(cls, NULL), bytes_alloc);
 		return 0;
 	}
-	cls = cache_id(s, ctx, -1);
-	if (filter_on) {
-		if (track(ctx, addr, cls, call_site, PS_K_KMALLOC, bytes_alloc, -1))
-			class_alloc(class_get(cls, s), bytes_alloc);
-		return 0;
-	}
-	class_alloc(class_get(cls, s), bytes_alloc);
-	if (addr_sampled(addr))
-		track(ctx, addr, cls, call_site, PS_K_KMALLOC, bytes_alloc, -1);
+	slab_alloc(ctx, addr, cache_id(s, ctx, -1), s, call_site, PS_K_KMALLOC, bytes_alloc);
 	return 0;
 }
 

@@ -102,8 +102,8 @@ static void show_progress(void *arg, uint64_t done, uint64_t total, uint64_t eve
 		fputc('\n', stderr);
 }
 
-/* paths: room for argc paths to read, which for a pipe are a copy's (input.c) */
-static int convert_main(int argc, char **argv, const char **paths)
+/* in: room for argc paths to read, which for a pipe are a copy's (input.c) */
+static int convert_main(int argc, char **argv, const char **in)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -147,7 +147,6 @@ static int convert_main(int argc, char **argv, const char **paths)
 		return PS_EXIT_USAGE;
 	}
 	const char *const *names = (const char *const *)argv + optind;
-	const char **in = paths;
 	size_t nin = argc - optind;
 	for (size_t i = 0; i < nin; i++) {
 		in[i] = ps_input_path(names[i], err, sizeof(err));

@@ -92,6 +92,8 @@ const char *ps_input_path(const char *path, char *err, size_t errlen)
 	/* a FIFO's open waits for its writer, as cat's does */
 	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	e = fd < 0 ? -errno : copy_all(fd, out);
+	if (fd >= 0 && !is_stdin)
+		close(fd);
 	if (close(out) && !e)
 		e = -errno;
 	if (e) {
@@ -111,14 +113,10 @@ const char *ps_input_path(const char *path, char *err, size_t errlen)
 	}
 	if (!ncopies++)
 		atexit(remove_copies);
-	if (fd >= 0 && !is_stdin)
-		close(fd);
 	return copies[ncopies - 1].path;
 nomem:
 	snprintf(err, errlen, "%s: out of memory", path);
 fail:
-	if (fd >= 0 && !is_stdin)
-		close(fd);
 	unlink(tmp);
 	return NULL;
 }

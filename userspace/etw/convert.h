@@ -45,9 +45,10 @@ struct ps_convert_result {
 
 /*
  * No pool counter or byte count gets near 2^52 (4 PiB): a number beyond it in a text input
- * (poolmon, !poolused, sample files) is damage, not a figure.
+ * (poolmon, !poolused, sample files) is damage, not a figure. The trace reader's bound, so that
+ * what a converter lets through loads.
  */
-#define PS_CONVERT_ABSURD (1ull << 52)
+#define PS_CONVERT_ABSURD ((uint64_t)PS_TRACE_ABSURD)
 
 /* Looks at the first bytes of path. Returns a PS_INPUT_* or -errno. */
 int ps_convert_detect(const char *path);

@@ -68,6 +68,16 @@ struct tconv {
 	int64_t live_sum, run_sum;
 };
 
+/* A line of the input that could not be used: counted, the first one named. */
+static void line_problem(struct ps_convert_result *res, const char *path, unsigned lineno,
+			const char *why)
+{
+	res->problems++;
+	if (!res->first_problem[0])
+		snprintf(res->first_problem, sizeof(res->first_problem), "%s: line %u: %s", path,
+			 lineno, why);
+}
+
 static const char why_sum[] = "a pool row whose numbers take the tags' figures past 2^61 "
 			      "(2 EiB) in all, more than any machine holds; row skipped";
 
@@ -132,10 +142,7 @@ static int flush(struct tconv *c)
 		}
 		if (c->live_sum - tt->live + live > PS_TRACE_SUM_MAX ||
 		    c->run_sum + (int64_t)(da + df) > PS_TRACE_SUM_MAX) {
-			c->res->problems++;
-			if (!c->res->first_problem[0])
-				snprintf(c->res->first_problem, sizeof(c->res->first_problem),
-					 "%s: line %u: %s", w->path, w->lineno, why_sum);
+			line_problem(c->res, w->path, w->lineno, why_sum);
 			continue;
 		}
 		c->live_sum += live - tt->live;
@@ -525,12 +532,8 @@ int ps_convert_text(struct ps_trace *t, const char *const *paths, size_t npaths,
 						 strerror(-r));
 				break;
 			}
-			if (why) {
-				res->problems++;
-				if (!res->first_problem[0])
-					snprintf(res->first_problem, sizeof(res->first_problem),
-						 "%s: line %u: %s", paths[i], lineno, why);
-			}
+			if (why)
+				line_problem(res, paths[i], lineno, why);
 		}
 		fclose(f);
 		if (!r && res->snapshots + (c.nrows ? 1 : 0) == before && !c.nrows) {
