@@ -351,6 +351,25 @@ static void print_ptr_map_full(FILE *f, const struct ps_run *r)
 		size ? " (this run: " : "", size ? size : "", size ? ")" : "");
 }
 
+/*
+ * Events the kernel did not run a program for: a tracing program runs once per CPU at a time,
+ * so an allocation or free in a softirq that an interrupt started inside the program is
+ * skipped (record.md, "Events lost to re-entry"). Each moves one object of one class the wrong
+ * way for good, and a sampled tag by the sample rate when its object was sampled.
+ */
+static void print_recursion_misses(FILE *f, const struct ps_run *r)
+{
+	int64_t n = 0;
+
+	for (size_t i = 0; i < r->ncounters; i++)
+		if (!strncmp(r->counters[i].name, "recursion_misses", 16))
+			n += ps_run_counter_last(r, r->counters[i].name);
+	if (n <= 0)
+		return;
+	fprintf(f, "kernel skipped %" PRId64 " allocator events (BPF re-entry, recursion_misses):\n"
+		"  counts may be off by as many objects (x the rate in sampled tags)\n", n);
+}
+
 int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_t top)
 {
 	const struct ps_run *r = rep->run;
@@ -505,6 +524,7 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 			fprintf(f, "%s not in trace; drops %" PRId64 "\n", rep->sys_name, drops_total(r));
 		}
 		print_ptr_map_full(f, r);
+		print_recursion_misses(f, r);
 	}
 	return 0;
 }

@@ -51,14 +51,20 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	want=pointer-map; [ $mode = kfunc ] || [ $mode = filter-full-map ] && want=kmem-cache-kfunc
 	check "[$mode] meta kmalloc_tracking = $want" test "$tracking" = "$want"
 
+	# Events the kernel skipped (re-entry): each may leave one object in a class (lib).
+	MH=$(lost_events "$db" $A $B) MC=$(lost_events "$db" $A $C)
+	rate=$(q "$db" "SELECT value FROM meta WHERE key = 'site_sample_rate'")
+	echo "[$mode] allocator events skipped for re-entry: $MH to held, $MC to released"
 	tr=$(( $(class_live "$db" $cache $B) - $(class_live "$db" $cache $A) ))
 	sl=$(( $(slab_active "$db" $cache $B) - $(slab_active "$db" $cache $A) ))
 	trc=$(( $(class_live "$db" $cache $C) - $(class_live "$db" $cache $A) ))
 	echo "[$mode] $cache: tracked +$tr slabinfo +$sl (held); tracked $trc after release"
 	if [ $mode = kfunc ] || [ $mode = no-kfunc ]; then
-		check "[$mode] $cache tracked growth within 5% of slabinfo" within $tr $sl 5 $((N * 9 / 10))
+		check "[$mode] $cache tracked growth within 5% of slabinfo + $MH" \
+			within $tr $sl 5 $((N * 9 / 10)) $MH
 	fi
-	check "[$mode] $cache tracked back near baseline" test $(( trc < 0 ? -trc : trc )) -le $((N / 20))
+	check "[$mode] $cache tracked back near baseline (5% of N + $MC)" \
+		test $(( trc < 0 ? -trc : trc )) -le $((N / 20 + MC))
 
 	w="t.kind = 'kmalloc' AND t.cache = '$cache' AND t.site_sym LIKE 'do_eventfd+%'"
 	g=$(( $(tag_sum "$db" live_objs "$w" $B) - $(tag_sum "$db" live_objs "$w" $A) ))
@@ -75,15 +81,18 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	case $mode in
 	no-kfunc)
 		check "[$mode] pointer map never full" test "$drops" = 0
-		check "[$mode] tag exact: +$N" test "$g" = "$N"
-		check "[$mode] tag back to 0" test "$gc" = 0;;
+		# every object tracked (no sample): exact, but for the events the kernel skipped
+		check "[$mode] tag exact: +$N (+- $MH skipped)" within $g $N 0 $N $MH
+		check "[$mode] tag back to 0 (+- $MC skipped)" test $(( gc < 0 ? -gc : gc )) -le $MC;;
 	kfunc)
-		check "[$mode] tag within 25% of $N (address-hash sample)" within $g $N 25 $((N / 2))
-		check "[$mode] tag back near 0" test $(( gc < 0 ? -gc : gc )) -le $((N / 8));;
+		check "[$mode] tag within 25% of $N (address-hash sample)" \
+			within $g $N 25 $((N / 2)) $(lost_tag_slack $MH $rate)
+		check "[$mode] tag back near 0" \
+			test $(( gc < 0 ? -gc : gc )) -le $((N / 8 + $(lost_tag_slack $MC $rate)));;
 	full-map|filter-full-map)
 		check "[$mode] the map was full: drops counted" test "$drops" -gt 0
 		check "[$mode] tag held at most +$N" test "$g" -le "$N"
-		check "[$mode] tag back to 0" test "$gc" = 0
+		check "[$mode] tag back to 0 (+- $MC skipped)" test $(( gc < 0 ? -gc : gc )) -le $MC
 		check "[$mode] report says the map was full" \
 			grep -q "^pointer map full [0-9]* times" <("$POOLSCOPE" report "$db");;
 	esac
