@@ -151,6 +151,7 @@ struct rec {
 	char wl_path[64];
 	struct ps_workload_shm wl_prev;
 	bool disabled[ARRAY_SIZE(progs)];
+	uint64_t recursion_misses;	/* summed over the programs, at the last interval */
 	bool no_kfunc;			/* kmalloc classes by size, all kmalloc objects tracked */
 	uint32_t map_ptrs;		/* effective size of the pointer map */
 	char *err;
@@ -777,6 +778,7 @@ static int write_prog_stats(struct rec *r, struct bpf_object *obj)
 {
 	int e = 0;
 
+	r->recursion_misses = 0;
 	for (struct bpf_program *p = bpf_object__next_program(obj, NULL); p && !e;
 	     p = bpf_object__next_program(obj, p)) {
 		struct bpf_prog_info info = {};
@@ -787,6 +789,7 @@ static int write_prog_stats(struct rec *r, struct bpf_object *obj)
 			continue;
 		snprintf(name, sizeof(name), "recursion_misses.%s", bpf_program__name(p));
 		e = ps_trace_add_counter(r->t, name, info.recursion_misses);
+		r->recursion_misses += info.recursion_misses;
 		/* Only counted while kernel.bpf_stats_enabled=1 (it costs two clock reads a run). */
 		if (!e && info.run_cnt) {
 			snprintf(name, sizeof(name), "bpf_stats.%s.run_ns", bpf_program__name(p));
@@ -1256,6 +1259,7 @@ static void status_line(struct rec *r, uint64_t elapsed_ns, uint64_t dur_ns)
 		ev += r->totals[i];
 	for (int i = PS_C_DROP_CLASS_FULL; i <= PS_C_DROP_CACHEINFO_FULL; i++)
 		drops += r->totals[i];
+	drops += r->recursion_misses;	/* events skipped for re-entry: as the report counts */
 	ps_fmt_bytes(live, sizeof(live), (double)r->live_total, true);
 	if (r->top) {
 		const char *site = r->top->site_sym[0] ? r->top->site_sym : "";
