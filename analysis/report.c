@@ -323,15 +323,21 @@ static void csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static int64_t drops_total(const struct ps_run *r)
+/* Sum of the last values of the counters whose names start with prefix. */
+static int64_t counters_last_sum(const struct ps_run *r, const char *prefix)
 {
+	size_t n = strlen(prefix);
 	int64_t d = 0;
 
 	for (size_t i = 0; i < r->ncounters; i++)
-		if (!strncmp(r->counters[i].name, "drops.", 6) ||
-		    !strncmp(r->counters[i].name, "recursion_misses", 16))
+		if (!strncmp(r->counters[i].name, prefix, n))
 			d += ps_run_counter_last(r, r->counters[i].name);
 	return d;
+}
+
+static int64_t drops_total(const struct ps_run *r)
+{
+	return counters_last_sum(r, "drops.") + counters_last_sum(r, "recursion_misses");
 }
 
 /*
@@ -359,11 +365,8 @@ static void print_ptr_map_full(FILE *f, const struct ps_run *r)
  */
 static void print_recursion_misses(FILE *f, const struct ps_run *r)
 {
-	int64_t n = 0;
+	int64_t n = counters_last_sum(r, "recursion_misses");
 
-	for (size_t i = 0; i < r->ncounters; i++)
-		if (!strncmp(r->counters[i].name, "recursion_misses", 16))
-			n += ps_run_counter_last(r, r->counters[i].name);
 	if (n <= 0)
 		return;
 	fprintf(f, "kernel skipped %" PRId64 " allocator events (BPF re-entry, recursion_misses):\n"
