@@ -11,19 +11,27 @@
 #   EXTRA_CFLAGS extra flags for cc
 #   CC, CLANG, BPFTOOL, MINGW_CC   tools
 #
-# Layout (dependencies go one way: bpf <- userspace/record -> trace <- analysis):
-#   bpf/*.bpf.c               BPF programs, compiled CO-RE, one skeleton each
-#   bpf/vmlinux/<arch>/       pinned vmlinux.h (make vmlinux regenerates it from this kernel's BTF)
+# Layout. Read top-down it is the pipeline: probes -> recorder -> trace <- converters, and
+# trace -> analysis -> report/plot. Includes are written from the top of the tree
+# ("userspace/lib/trace/trace.h"); dependencies go one way, downwards in this list:
 #   userspace/poolscope.c     the command table and main()
-#   userspace/cmd-*.c         one file per subcommand, each registers itself (PS_COMMAND)
-#   userspace/common/         portable helpers, also built for Windows
-#   userspace/trace/          the trace file (SQLite) writer and reader
-#   userspace/etw/            ETL parser and converters (pure C)
-#   userspace/record/         libbpf side of `record` (Linux only)
-#   userspace/load/           the SMB / local workload
+#   userspace/cmd-*.c         one file per subcommand: parse options, call down, print
+#   userspace/record/         the libbpf side of `record` (root, Linux)
+#   userspace/load/           the SMB / local workload (`load`)
 #   userspace/win/            poolscope-win.exe (mingw-w64)
-#   analysis/                 pure C analysis over a loaded trace
-#   tests/unit/*_test.c       one test binary each, linked against the core library
+#   bpf/*.bpf.c               BPF programs, compiled CO-RE, one skeleton each; poolscope_abi.h
+#                             is the layout they share with userspace/record
+#   bpf/vmlinux/<arch>/       pinned vmlinux.h (make vmlinux regenerates it from this kernel's BTF)
+#   analysis/                 growth statistics, attribution, ranking and report formats (pure C)
+#   userspace/lib/            libpscore.a: pure C, no libbpf, no root; tests and commands link it
+#     trace/                  the trace file (SQLite): the contract, writer, reader
+#     etw/                    ETL parser and the Windows converters; the sample-file and ETW
+#                             session code poolscope-win.exe shares with them
+#     kmem/                   Linux kmem helpers the recorder uses: slab names, kallsyms,
+#                             the /proc/meminfo and /proc/slabinfo readers, a hash table
+#     workload/               the workload spec and the shared-memory rows load writes for record
+#     util/                   portable helpers (also built for Windows)
+#   tests/unit/*_test.c       one test binary each, linked against the library
 #   tests/cli/*.sh            CLI tests without root (golden outputs on fixture traces), run in
 #                             the unit part against both builds; exit 77 = skip
 #   tests/fixtures/           mkfixtures.c (the fixture traces) and expected/ (golden outputs)
@@ -68,7 +76,7 @@ SANLD :=
 endif
 
 CFLAGS  := $(OPT) -std=gnu11 $(WARN) -D_GNU_SOURCE \
-	-I. -Iuserspace -I$(O) $(EXTRA_CFLAGS)
+	-I. -I$(O) $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP
 # libbpf, libelf, zlib, liburing and SQLite are linked statically into poolscope (as perf and
 # bpftool link libbpf): the binary then resolves 3 shared libraries at start instead of 8, which
@@ -87,11 +95,11 @@ LDLIBS_LOAD := $(LINK_STATIC) -luring $(LINK_DYNAMIC) -lpthread -ldl
 CFLAGS += $(shell pkg-config --cflags smbclient 2>/dev/null)
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Werror=undef \
-	-Ibpf -Ibpf/vmlinux/$(ARCH) -Iuserspace/common -I$(O)
+	-Ibpf -Ibpf/vmlinux/$(ARCH) -I$(O)
 
 # --- sources ------------------------------------------------------------------------------------
 # Core: portable C with no libbpf and no Linux-only API, so tests and converters run without root.
-CORE_SRCS := $(wildcard userspace/common/*.c userspace/trace/*.c userspace/etw/*.c analysis/*.c)
+CORE_SRCS := $(wildcard userspace/lib/*/*.c analysis/*.c)
 # The binary: command table, commands, recorder and workload (Linux).
 BIN_SRCS  := $(wildcard userspace/*.c userspace/record/*.c userspace/load/*.c)
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
@@ -201,9 +209,9 @@ demo: check-deps all
 # trace reader and the report on traces built from a recipe (tests/fuzz/trace_fuzz.c, no seeds).
 FUZZ_SECS   ?= 60
 FUZZ_CORPUS := $(or $(PS_CORPUS),../shared/corpus)
-FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Iuserspace \
+FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. \
 	-DPOOLSCOPE_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_SRCS   := tests/fuzz/etl_fuzz.c userspace/etw/etl.c userspace/etw/xpress.c userspace/common/util.c
+FUZZ_SRCS   := tests/fuzz/etl_fuzz.c userspace/lib/etw/etl.c userspace/lib/etw/xpress.c userspace/lib/util/util.c
 FUZZ_RUN     = -max_total_time=$(FUZZ_SECS) -timeout=20 -rss_limit_mb=4096 -artifact_prefix=$(O)/fuzz/
 fuzz:
 	$(Q)mkdir -p $(O)/fuzz/work $(O)/fuzz/convert-work $(O)/fuzz/text-work $(O)/fuzz/trace-work
@@ -224,11 +232,14 @@ fuzz:
 	$(Q)$(O)/fuzz/trace_fuzz $(FUZZ_RUN) -max_len=4096 -len_control=0 $(O)/fuzz/trace-work
 
 # --- Windows ------------------------------------------------------------------------------------
-WIN_SRCS := $(wildcard userspace/win/*.c) $(filter-out %-linux.c,$(wildcard userspace/common/*.c))
-WIN_CFLAGS := -O2 -g -std=gnu11 $(WARN) -Iuserspace -D_WIN32_WINNT=0x0A00 -DPOOLSCOPE_VERSION='"$(VERSION)"'
+# The library files poolscope-win.exe shares with the converters: its sample-file writer and its
+# ETW session settings (so what it writes is what convert reads), and the portable helpers.
+WIN_LIB_SRCS := userspace/lib/util/util.c userspace/lib/etw/poolsample.c userspace/lib/etw/etwsession.c
+WIN_SRCS := $(wildcard userspace/win/*.c) $(WIN_LIB_SRCS)
+WIN_CFLAGS := -O2 -g -std=gnu11 $(WARN) -I. -D_WIN32_WINNT=0x0A00 -DPOOLSCOPE_VERSION='"$(VERSION)"'
 windows: $(O)/win/poolscope-win.exe
 
-$(O)/win/poolscope-win.exe: $(WIN_SRCS) $(wildcard userspace/win/*.h userspace/common/*.h)
+$(O)/win/poolscope-win.exe: $(WIN_SRCS) $(wildcard userspace/win/*.h) $(WIN_LIB_SRCS:.c=.h)
 	$(call msg,MINGW,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $(WIN_SRCS) -ladvapi32 -lntdll
@@ -256,6 +267,6 @@ clean:
 	rm -rf $(O) .output
 
 help:
-	@sed -n '3,31p' Makefile
+	@sed -n '3,/^# Targets:/p' Makefile
 
 -include $(shell find $(O) -path $(O)/san -prune -o -name '*.d' -print 2>/dev/null)

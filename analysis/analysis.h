@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../userspace/trace/trace.h"
+#include "userspace/lib/trace/trace.h"
 
 enum ps_rule_field { PS_RF_FRAME, PS_RF_SITE, PS_RF_CACHE, PS_RF_OWNER, PS_RF_CTX, PS_RF__N };
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "../userspace/common/util.h"
+#include "analysis/analysis.h"
+#include "userspace/lib/util/util.h"
 
 struct ps_fit ps_least_squares(const double *x, const double *y, size_t n)
 {

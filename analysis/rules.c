@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "../userspace/common/util.h"
+#include "analysis/analysis.h"
+#include "userspace/lib/util/util.h"
 
 static const char *const field_names[PS_RF__N] = { "frame", "site", "cache", "owner", "ctx" };
 static const double field_conf[PS_RF__N] = { 0.9, 0.8, 0.6, 0.5, 0.3 };

@@ -13,13 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "input.h"
-#include "poolscope.h"
-#include "common/util.h"
-#include "etw/convert.h"
-#include "trace/trace.h"
+#include "userspace/input.h"
+#include "userspace/poolscope.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/etw/convert.h"
+#include "userspace/lib/trace/trace.h"
 
-#include "etw/poolsample-convert.h"
+#include "userspace/lib/etw/poolsample-convert.h"
 
 /*
  * poolscope-win sample files: the converter (etw/poolsample-convert.c, next to the format's

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "poolscope.h"
-#include "common/util.h"
-#include "trace/trace.h"
-#include "../analysis/analysis.h"
+#include "userspace/poolscope.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/trace/trace.h"
+#include "analysis/analysis.h"
 
 int ps_default_rules_path(char *buf, size_t len);
 

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "input.h"
-#include "poolscope.h"
-#include "common/util.h"
-#include "etw/etl.h"
-#include "etw/etl_hist.h"
+#include "userspace/input.h"
+#include "userspace/poolscope.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/etw/etl.h"
+#include "userspace/lib/etw/etl_hist.h"
 
 static void etl_usage(FILE *f)
 {

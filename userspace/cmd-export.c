@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "poolscope.h"
-#include "common/util.h"
-#include "trace/trace.h"
-#include "../analysis/analysis.h"
+#include "userspace/poolscope.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/trace/trace.h"
+#include "analysis/analysis.h"
 
 static void usage(FILE *f)
 {

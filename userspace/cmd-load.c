@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "poolscope.h"
-#include "common/util.h"
-#include "common/loadspec.h"
-#include "load/load.h"
+#include "userspace/poolscope.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/workload/loadspec.h"
+#include "userspace/load/load.h"
 
 static void usage(FILE *f)
 {

@@ -17,9 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "poolscope.h"
-#include "common/util.h"
-#include "trace/trace.h"
+#include "userspace/poolscope.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/trace/trace.h"
 
 #define MiB (1024.0 * 1024.0)
 

@@ -14,9 +14,9 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
-#include "poolscope.h"
-#include "common/util.h"
-#include "record/recorder.h"
+#include "userspace/poolscope.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/record/recorder.h"
 
 static void usage(FILE *f)
 {

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "poolscope.h"
-#include "common/util.h"
-#include "trace/trace.h"
-#include "../analysis/analysis.h"
+#include "userspace/poolscope.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/trace/trace.h"
+#include "analysis/analysis.h"
 
 static void usage(FILE *f)
 {

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "input.h"
+#include "userspace/input.h"
 
 struct copy {
 	char *path, *name;

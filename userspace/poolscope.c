@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "poolscope.h"
-#include "common/util.h"
-#include "common/version.h"
-#include "trace/trace.h"
+#include "userspace/poolscope.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/util/version.h"
+#include "userspace/lib/trace/trace.h"
 
 extern const struct ps_cmd __start_ps_cmds[], __stop_ps_cmds[];
 

@@ -92,21 +92,21 @@ bench_file compressed "$CMP" 0.25
 
 # The XPRESS decoder alone (over half of `etl info` on the compressed file), built -O2 as the
 # Makefile builds it (-O3 was 2.5% slower on the current loop: best of 40 passes 6.91 against
-# 6.75 ms, three alternating runs, gcc 12). ETL_BENCH_BASE=REV also builds REV's userspace/etw/xpress.c and runs the
+# 6.75 ms, three alternating runs, gcc 12). ETL_BENCH_BASE=REV also builds REV's userspace/lib/etw/xpress.c and runs the
 # two alternately on the same buffers: median ratio of their times.
 BB=$O/tests/bench
 mkdir -p "$BB"
 xb_build() { # $1 output, $2 decoder source
-	${CC:-cc} -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$TOP/userspace" -I"$TOP" \
+	${CC:-cc} -O2 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$TOP" \
 		-o "$1" "$TOP/tests/bench/progs/xpressbench.c" "$2" ||
 		{ echo "etl-bench: FAIL: building $1"; exit 1; }
 }
-xb_build "$BB/xpressbench" "$TOP/userspace/etw/xpress.c"
+xb_build "$BB/xpressbench" "$TOP/userspace/lib/etw/xpress.c"
 XREPS=${ETL_BENCH_XREPS:-30}
 if [ -n "${ETL_BENCH_BASE:-}" ]; then
 	base_src=$BB/xpress-base.c
-	git -C "$TOP" show "$ETL_BENCH_BASE:userspace/etw/xpress.c" > "$base_src" ||
-		{ echo "etl-bench: FAIL: no userspace/etw/xpress.c at $ETL_BENCH_BASE"; exit 1; }
+	git -C "$TOP" show "$ETL_BENCH_BASE:userspace/lib/etw/xpress.c" > "$base_src" ||
+		{ echo "etl-bench: FAIL: no userspace/lib/etw/xpress.c at $ETL_BENCH_BASE"; exit 1; }
 	xb_build "$BB/xpressbench-base" "$base_src"
 fi
 xs=() xbs=()

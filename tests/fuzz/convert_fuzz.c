@@ -8,8 +8,8 @@
  * stack keys). Its first run found the nanosecond overflow on damaged start times. A trace
  * converted without an error must load (fuzz_check_loads()).
  */
-#include "etw/convert.h"
-#include "trace/trace.h"
+#include "userspace/lib/etw/convert.h"
+#include "userspace/lib/trace/trace.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

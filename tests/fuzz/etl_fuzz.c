@@ -9,8 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "etw/etl.h"
-#include "etw/xpress.h"
+#include "userspace/lib/etw/etl.h"
+#include "userspace/lib/etw/xpress.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

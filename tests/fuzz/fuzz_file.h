@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "trace/trace.h"
+#include "userspace/lib/trace/trace.h"
 
 static char fuzz_dir[64];
 

@@ -7,10 +7,10 @@
  * parse_line() (test poolmon_short_lines) and the crash on a sample line of spaces (space_lines).
  * A trace converted without an error must load (fuzz_check_loads()).
  */
-#include "etw/convert.h"
-#include "etw/poolsample-convert.h"
-#include "etw/pooltag.h"
-#include "trace/trace.h"
+#include "userspace/lib/etw/convert.h"
+#include "userspace/lib/etw/poolsample-convert.h"
+#include "userspace/lib/etw/pooltag.h"
+#include "userspace/lib/trace/trace.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
-#include "trace/trace.h"
+#include "userspace/lib/trace/trace.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

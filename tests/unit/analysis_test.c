@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "test.h"
-#include "../../analysis/analysis.h"
-#include "../../userspace/common/util.h"
+#include "analysis/analysis.h"
+#include "userspace/lib/util/util.h"
 
 static struct ps_rules *default_rules(void)
 {

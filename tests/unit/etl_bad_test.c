@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "common/util.h"
-#include "etw/convert.h"
-#include "etw/etl.h"
-#include "trace/trace.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/etw/convert.h"
+#include "userspace/lib/etw/etl.h"
+#include "userspace/lib/trace/trace.h"
 #include "etl_corpus.h"
 #include "etlwriter.c"
 

@@ -10,9 +10,9 @@
 #include <time.h>
 
 #include "test.h"
-#include "common/util.h"
-#include "etw/etl.h"
-#include "etw/etl_hist.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/etw/etl.h"
+#include "userspace/lib/etw/etl_hist.h"
 #include "etl_corpus.h"
 
 static const struct { const char *file; uint32_t buffers, compressed; uint64_t events; } files[] = {
@@ -442,7 +442,7 @@ TEST(first_buffer_fixture_fields)
  * timestamp, and every stack-key reference (37/38) is resolved by a KeyDelete/KeyRundown (35/36)
  * of its key that follows it: 9107 of 9107.
  */
-#include "etw/kmap.h"
+#include "userspace/lib/etw/kmap.h"
 TEST(net452_x64_stack_association_and_keys)
 {
 	struct ps_etl *e;

@@ -14,11 +14,11 @@
 #include <string.h>
 
 #include "test.h"
-#include "common/util.h"
-#include "etw/convert.h"
-#include "etw/etl.h"
-#include "trace/trace.h"
-#include "../../analysis/analysis.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/etw/convert.h"
+#include "userspace/lib/etw/etl.h"
+#include "userspace/lib/trace/trace.h"
+#include "analysis/analysis.h"
 #include "etlwriter.c"
 
 #define FREQ	10000000LL

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Tests for the portable half of "poolscope-win trace" (common/etwsession.c): the values here
+ * Tests for the portable half of "poolscope-win trace" (userspace/lib/etw/etwsession.c): the values here
  * are the ones the Windows kernel must receive, taken from etl-format.md §7.3/§9, so a slip
  * in a shift or a byte order shows up on Linux before anyone runs the program on a server.
  */
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "test.h"
-#include "common/etwsession.h"
-#include "common/poolsample.h"
+#include "userspace/lib/etw/etwsession.h"
+#include "userspace/lib/etw/poolsample.h"
 
 TEST(groupmask_pool)
 {

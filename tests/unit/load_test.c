@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the pure parts of `poolscope load` (common/loadspec.c): sweep and pattern
+ * Unit tests of the pure parts of `poolscope load` (userspace/lib/workload/loadspec.c): sweep and pattern
  * parsing, smb:// URL and --user splitting, aligned offsets and latency percentiles.
  */
 #include "test.h"
-#include "common/loadspec.h"
+#include "userspace/lib/workload/loadspec.h"
 
 #include <stdlib.h>
 

@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "test.h"
-#include "common/util.h"
-#include "etw/convert.h"
-#include "etw/pooltag.h"
-#include "trace/trace.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/etw/convert.h"
+#include "userspace/lib/etw/pooltag.h"
+#include "userspace/lib/trace/trace.h"
 #include "etl_corpus.h"
 
 static struct ps_run *convert(const char *const *paths, size_t n, const struct ps_pooltags *pt,

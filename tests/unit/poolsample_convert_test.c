@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "test.h"
-#include "common/poolsample.h"
-#include "etw/poolsample-convert.h"
+#include "userspace/lib/etw/poolsample.h"
+#include "userspace/lib/etw/poolsample-convert.h"
 
 static const char *write_file(const char *name, int torn)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "common/poolsample.h"
+#include "userspace/lib/etw/poolsample.h"
 
 TEST(tag_format)
 {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Trace file writer/reader: round trips, format checks, crash safety, bad files. */
 #include "test.h"
-#include "trace/trace.h"
-#include "common/util.h"
+#include "userspace/lib/trace/trace.h"
+#include "userspace/lib/util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "test.h"
-#include "common/util.h"
-#include "etw/xpress.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/etw/xpress.h"
 #include "etlwriter.c"
 
 TEST(ms_xca_example_literals)

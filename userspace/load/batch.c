@@ -4,7 +4,7 @@
  * the batch is added to the shared cumulative counters with relaxed atomic adds, so 32 slots
  * at hundreds of thousands of IOPS do not all bounce one cache line per IO.
  */
-#include "load/load.h"
+#include "userspace/load/load.h"
 
 #include <errno.h>
 #include <sched.h>

@@ -20,8 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/loadspec.h"
-#include "common/workload_shm.h"
+#include "userspace/lib/workload/loadspec.h"
+#include "userspace/lib/workload/workload_shm.h"
 
 enum ps_load_engine {
 	PS_ENGINE_AUTO,

@@ -4,7 +4,7 @@
  * in one ring per worker. Both run buffered (page cache, the server's view of a hot file) or
  * O_DIRECT (the disk).
  */
-#include "load/load.h"
+#include "userspace/load/load.h"
 
 #include <errno.h>
 #include <fcntl.h>

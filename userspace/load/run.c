@@ -5,9 +5,9 @@
  * per-second rows into a trace when asked, and stops every child (SIGKILL after a grace
  * period) whatever happens. Children die with the parent (PR_SET_PDEATHSIG).
  */
-#include "load/load.h"
-#include "trace/trace.h"
-#include "common/util.h"
+#include "userspace/load/load.h"
+#include "userspace/lib/trace/trace.h"
+#include "userspace/lib/util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
  * hundred Samba libraries whose loading and relocation cost ~25 ms at every process start, and
  * every other command (etl info, report, ...) would pay it for nothing.
  */
-#include "load/load.h"
+#include "userspace/load/load.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <libsmbclient.h>
 
-#include "common/util.h"
+#include "userspace/lib/util/util.h"
 
 #ifndef SMBCLIENT_SONAME
 #define SMBCLIENT_SONAME "libsmbclient.so.0"	/* -D only to test the missing-library path */

@@ -11,7 +11,7 @@
  * frame outside the page and slab allocators) and to whether the page backs a slab or a large
  * kmalloc, and all stacks with the same (order, site, backing, ctx) form one trace tag.
  */
-#include "recorder.h"
+#include "userspace/record/recorder.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,17 +32,17 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "common/util.h"
-#include "common/version.h"
-#include "common/workload_shm.h"
-#include "trace/trace.h"
+#include "userspace/lib/util/util.h"
+#include "userspace/lib/util/version.h"
+#include "userspace/lib/workload/workload_shm.h"
+#include "userspace/lib/trace/trace.h"
 #include "bpf/poolscope_abi.h"
 #include "kmem.skel.h"
 #include "kmem_empty.skel.h"
-#include "record/htab.h"
-#include "record/kallsyms.h"
-#include "record/procstat.h"
-#include "record/slabnames.h"
+#include "userspace/lib/kmem/htab.h"
+#include "userspace/lib/kmem/kallsyms.h"
+#include "userspace/lib/kmem/procstat.h"
+#include "userspace/lib/kmem/slabnames.h"
 
 static volatile sig_atomic_t stop_requested;
 static int wake_pipe[2] = { -1, -1 };

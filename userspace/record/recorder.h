@@ -2,7 +2,7 @@
 /*
  * The libbpf side of `poolscope record`: loads bpf/kmem.bpf.c, attaches it, optionally starts
  * a command, polls the maps once per interval and writes one trace interval per poll
- * (userspace/trace). cmd-record.c parses options and checks privileges; everything that
+ * (userspace/lib/trace). cmd-record.c parses options and checks privileges; everything that
  * touches BPF lives here.
  */
 #ifndef PS_RECORD_RECORDER_H

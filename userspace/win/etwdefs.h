@@ -13,7 +13,7 @@
 #include <windows.h>
 #include <evntrace.h>
 
-#include "common/etwsession.h"
+#include "userspace/lib/etw/etwsession.h"
 
 /* PERFINFO_GROUPMASK [phnt ntwmi.h]: 8 ULONGs, the input of TraceSystemTraceEnableFlagsInfo. */
 typedef struct _PERFINFO_GROUPMASK {

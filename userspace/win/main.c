@@ -2,7 +2,7 @@
 /*
  * poolscope-win: Windows capture program.  "sample" polls the per-tag pool counters that
  * poolmon shows (NtQuerySystemInformation(SystemPoolTagInformation)) plus system totals and
- * appends them in the shared pool sample format (common/poolsample.h) so that a kill loses at
+ * appends them in the shared pool sample format (userspace/lib/etw/poolsample.h) so that a kill loses at
  * most the snapshot being written.  "trace" (trace.c) records pool events with ETW.
  */
 #include <errno.h>
@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "win/ntpool.h"
-#include "win/trace.h"
+#include "userspace/win/ntpool.h"
+#include "userspace/win/trace.h"
 #include <psapi.h>
 
-#include "common/poolsample.h"
-#include "common/util.h"
+#include "userspace/lib/etw/poolsample.h"
+#include "userspace/lib/util/util.h"
 
 static volatile LONG stop_flag;
 

@@ -11,7 +11,7 @@
  *
  * A session outlives the process that started it: if this program dies, the kernel keeps
  * writing the file until "trace --stop".  Everything portable (group mask, buffer plan, tag
- * parsing, error texts) is in common/etwsession.c where the Linux build tests it.
+ * parsing, error texts) is in userspace/lib/etw/etwsession.c where the Linux build tests it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,13 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "win/etwdefs.h"
-#include "win/ntpool.h"
-#include "win/trace.h"
+#include "userspace/win/etwdefs.h"
+#include "userspace/win/ntpool.h"
+#include "userspace/win/trace.h"
 
-#include "common/etwsession.h"
-#include "common/poolsample.h"
-#include "common/util.h"
+#include "userspace/lib/etw/etwsession.h"
+#include "userspace/lib/etw/poolsample.h"
+#include "userspace/lib/util/util.h"
 
 #define SESSION_NAME	"poolscope"
 #define NAME_BYTES	1024

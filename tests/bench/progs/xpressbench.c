@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "etw/xpress.h"
+#include "userspace/lib/etw/xpress.h"
 
 #define HDR		0x48
 #define BUF_COMPRESSED	0x0040

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/workload_shm.h"
+#include "userspace/lib/workload/workload_shm.h"
 
 int main(int argc, char **argv)
 {

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Internal to userspace/lib/trace: the SQL schema and the checks that a file is one of ours. */
+#ifndef PS_TRACE_SCHEMA_H
+#define PS_TRACE_SCHEMA_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+extern const char ps_trace_schema_sql[];
+
+/*
+ * Opens path (read-only or read-write) and checks that it is a poolscope trace of a version we
+ * read. Returns 0 and *db, or a negative code with a message naming the file in err.
+ */
+int ps_trace_db_open(sqlite3 **db, const char *path, int rw, char *err, size_t errlen);
+
+/* Maps the result of a failed sqlite call to -PS_ERR__CORRUPT / -ENOMEM / -EIO. */
+int ps_trace_sqlite_err(int rc);
+
+#endif
