@@ -159,9 +159,9 @@ static bool class_growth(const struct ps_run *r, const char *cache, uint32_t fro
 	const struct ps_series *a, *f;
 	char name[192];
 
-	snprintf(name, sizeof(name), "class.%s.alloc_bytes", cache);
+	snprintf(name, sizeof(name), PS_CTR_CLASS_FMT, cache, PS_CTR_CLASS_ALLOC_BYTES);
 	a = ps_run_counter(r, name);
-	snprintf(name, sizeof(name), "class.%s.free_bytes", cache);
+	snprintf(name, sizeof(name), PS_CTR_CLASS_FMT, cache, PS_CTR_CLASS_FREE_BYTES);
 	f = ps_run_counter(r, name);
 	if (!a || !f)
 		return false;
@@ -230,7 +230,7 @@ out:
 int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct ps_rules *rs,
 		    uint64_t from_ns, uint64_t to_ns)
 {
-	const char *os = ps_run_meta(r, "os");
+	const char *os = ps_run_meta(r, PS_META_OS);
 	const struct ps_series *sys;
 	int64_t *live;
 
@@ -278,7 +278,7 @@ int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct 
 	free(live);
 	slab_checks(rep);
 	qsort(rep->rows, rep->nrows, sizeof(*rep->rows), row_cmp);
-	rep->sys_name = os && !strcmp(os, "windows") ? "NonPagedPool" : "SUnreclaim";
+	rep->sys_name = os && !strcmp(os, PS_OS_WINDOWS) ? PS_SYS_NONPAGED : PS_SYS_SUNRECLAIM;
 	sys = ps_run_sys(r, rep->sys_name);
 	rep->sys_start = sys ? sys->v[rep->from] : -1;
 	rep->sys_end = sys ? sys->v[rep->to] : -1;
@@ -337,7 +337,7 @@ static int64_t counters_last_sum(const struct ps_run *r, const char *prefix)
 
 static int64_t drops_total(const struct ps_run *r)
 {
-	return counters_last_sum(r, "drops.") + counters_last_sum(r, "recursion_misses");
+	return counters_last_sum(r, PS_CTR_DROPS_PREFIX) + counters_last_sum(r, PS_CTR_RECURSION_PREFIX);
 }
 
 /*
@@ -347,8 +347,8 @@ static int64_t drops_total(const struct ps_run *r)
  */
 static void print_ptr_map_full(FILE *f, const struct ps_run *r)
 {
-	int64_t n = ps_run_counter_last(r, "drops.ptr_map_full");
-	const char *size = ps_run_meta(r, "map.ptrs");
+	int64_t n = ps_run_counter_last(r, PS_CTR_DROP_PTR_MAP_FULL);
+	const char *size = ps_run_meta(r, PS_META_MAP_PTRS);
 
 	if (n <= 0)
 		return;
@@ -365,7 +365,7 @@ static void print_ptr_map_full(FILE *f, const struct ps_run *r)
  */
 static void print_recursion_misses(FILE *f, const struct ps_run *r)
 {
-	int64_t n = counters_last_sum(r, "recursion_misses");
+	int64_t n = counters_last_sum(r, PS_CTR_RECURSION_PREFIX);
 
 	if (n <= 0)
 		return;
@@ -384,7 +384,7 @@ int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_
 		fprintf(f, "{\"schema\":\"poolscope.report/1\",\"trace\":");
 		json_str(f, r->path);
 		fprintf(f, ",\"os\":");
-		json_str(f, ps_run_meta(r, "os"));
+		json_str(f, ps_run_meta(r, PS_META_OS));
 		fprintf(f, ",\"window\":{\"from_interval\":%u,\"to_interval\":%u,\"seconds\":%.3f},",
 			rep->from, rep->to, secs);
 		fprintf(f, "\"totals\":{\"tracked_growth\":%" PRId64 ",\"reclaimable_growth\":%" PRId64

@@ -37,7 +37,7 @@ static int convert_poolsample(const char *in, const char *out, bool force)
 		fprintf(stderr, "poolscope convert: %s\n", err);
 		return PS_EXIT_FAIL;
 	}
-	torn = ps_run_meta(r, "torn_snapshots_dropped");
+	torn = ps_run_meta(r, PS_META_TORN_SNAPSHOTS);
 	if (torn && strcmp(torn, "0"))
 		fprintf(stderr, "poolscope convert: %s: warning: the last snapshot was cut short "
 			"(the sampler was stopped while writing it) and was dropped\n", in);
@@ -211,10 +211,14 @@ static int convert_main(int argc, char **argv, const char **in)
 		r = ps_convert_etl(t, in[0], &o, &res, err, sizeof(err));
 	else
 		r = ps_convert_text(t, in, nin, &o, &res, err, sizeof(err));
-	int cr = ps_trace_close(t);
 	ps_pooltag_free(&pt);
-	if (r < 0 || cr < 0) {
-		fprintf(stderr, "poolscope convert: %s\n", r < 0 ? err : "closing the trace failed");
+	if (r < 0) {
+		ps_trace_discard(t);
+		fprintf(stderr, "poolscope convert: %s\n", err);
+		return PS_EXIT_FAIL;
+	}
+	if (ps_trace_close(t) < 0) {
+		fprintf(stderr, "poolscope convert: %s: closing the trace failed\n", out);
 		unlink(out);
 		return PS_EXIT_FAIL;
 	}

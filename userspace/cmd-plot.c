@@ -120,16 +120,16 @@ static void tag_label(const struct ps_tag *t, char *buf, size_t len)
 
 static const struct ps_series *unreclaimable(const struct ps_run *r, const char **name)
 {
-	const char *os = ps_run_meta(r, "os");
-	bool win = os && !strcmp(os, "windows");
+	const char *os = ps_run_meta(r, PS_META_OS);
+	bool win = os && !strcmp(os, PS_OS_WINDOWS);
 
-	*name = win ? "NonPagedPool" : "SUnreclaim";
+	*name = win ? PS_SYS_NONPAGED : PS_SYS_SUNRECLAIM;
 	return ps_run_sys(r, *name);
 }
 
 static bool absolute_live(const struct ps_run *r)
 {
-	const char *a = ps_run_meta(r, "live_absolute");
+	const char *a = ps_run_meta(r, PS_META_LIVE_ABSOLUTE);
 
 	return a && !strcmp(a, "1");
 }
@@ -204,12 +204,12 @@ static int cmp_rank(const void *a, const void *b)
 
 static void default_title(const struct ps_run *r, const char *path, char *buf, size_t len)
 {
-	const char *label = ps_run_meta(r, "label"), *os = ps_run_meta(r, "os");
+	const char *label = ps_run_meta(r, PS_META_LABEL), *os = ps_run_meta(r, PS_META_OS);
 	const char *slash = strrchr(path, '/');
 
 	snprintf(buf, len, "%s%s%s%s - kernel memory by tag%s", slash ? slash + 1 : path,
 		 label ? " (" : "", label ? label : "", label ? ")" : "",
-		 os && !strcmp(os, "windows") ? " (Windows pool)" : "");
+		 os && !strcmp(os, PS_OS_WINDOWS) ? " (Windows pool)" : "");
 	sanitize(buf);
 }
 
@@ -363,7 +363,7 @@ static double tracked(const struct ps_run *r, uint32_t k)
 
 static const char *run_name(const struct ps_run *r, const char *path)
 {
-	const char *label = ps_run_meta(r, "label"), *slash = strrchr(path, '/');
+	const char *label = ps_run_meta(r, PS_META_LABEL), *slash = strrchr(path, '/');
 
 	return label ? label : slash ? slash + 1 : path;
 }

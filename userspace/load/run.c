@@ -610,19 +610,19 @@ int ps_load_run(struct ps_load_opts *o)
 			rs.trace = NULL;
 			goto out;
 		}
-		ps_trace_set_meta(rs.trace, "os", "linux");
-		ps_trace_set_meta(rs.trace, "source", "load");
-		ps_trace_set_meta_int(rs.trace, "interval_ns", (int64_t)SEC_NS);
-		ps_trace_set_meta_int(rs.trace, "start_wall_ns", (int64_t)wall_ns());
-		ps_trace_set_meta(rs.trace, "workload.target", o->target);
-		ps_trace_set_meta_int(rs.trace, "workload.qd", o->qd);
-		ps_trace_set_meta_int(rs.trace, "workload.workers", o->workers);
+		ps_trace_set_meta(rs.trace, PS_META_OS, PS_OS_LINUX);
+		ps_trace_set_meta(rs.trace, PS_META_SOURCE, PS_SOURCE_LOAD);
+		ps_trace_set_meta_int(rs.trace, PS_META_INTERVAL_NS, (int64_t)SEC_NS);
+		ps_trace_set_meta_int(rs.trace, PS_META_START_WALL_NS, (int64_t)wall_ns());
+		ps_trace_set_meta(rs.trace, PS_META_WORKLOAD_TARGET, o->target);
+		ps_trace_set_meta_int(rs.trace, PS_META_WORKLOAD_QD, o->qd);
+		ps_trace_set_meta_int(rs.trace, PS_META_WORKLOAD_WORKERS, o->workers);
 	}
 	for (s = 0; s < o->nsteps && !stop_signal; s++) {
 		if (rs.trace) {
 			char key[32], pdesc[64];
 
-			snprintf(key, sizeof(key), "workload.step%d", s + 1);
+			snprintf(key, sizeof(key), PS_META_WORKLOAD_STEP_FMT, s + 1);
 			ps_trace_set_meta(rs.trace, key, ps_load_pattern_str(&o->steps[s], pdesc,
 									      sizeof(pdesc)));
 		}

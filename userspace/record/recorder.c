@@ -34,6 +34,7 @@
 
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/util/version.h"
+#include "userspace/lib/workload/loadspec.h"
 #include "userspace/lib/workload/workload_shm.h"
 #include "userspace/lib/trace/trace.h"
 #include "bpf/poolscope_abi.h"
@@ -427,8 +428,9 @@ static int write_classes(struct rec *r)
 	nacc++;
 
 	for (size_t i = 0; i < nacc && !e; i++) {
-		static const char *const fld[] = { "allocs", "frees", "alloc_bytes", "free_bytes",
-						   "preexisting_frees", "preexisting_free_bytes" };
+		static const char *const fld[] = {
+			PS_CTR_CLASS_ALLOCS, PS_CTR_CLASS_FREES, PS_CTR_CLASS_ALLOC_BYTES,
+			PS_CTR_CLASS_FREE_BYTES, PS_CTR_CLASS_PRE_FREES, PS_CTR_CLASS_PRE_FREE_BYTES };
 		int64_t v[6];
 		char name[128];
 		uint64_t sc = r->o->comm || r->o->pid || r->o->cgroup ? 1 : r->scale;
@@ -441,7 +443,7 @@ static int write_classes(struct rec *r)
 		v[4] = acc[i].v.s_pre_frees * (exact ? 1 : sc);
 		v[5] = acc[i].v.s_pre_free_bytes * (exact ? 1 : sc);
 		for (int f = 0; f < 6 && !e; f++) {
-			snprintf(name, sizeof(name), "class.%s.%s", acc[i].name, fld[f]);
+			snprintf(name, sizeof(name), PS_CTR_CLASS_FMT, acc[i].name, fld[f]);
 			e = ps_trace_add_counter(r->t, name, v[f]);
 		}
 	}
@@ -526,7 +528,7 @@ static struct utag *make_utag(struct rec *r, const struct ps_tag_key *k)
 		u->scale = 1;	/* every kmalloc object is tracked: exact counts */
 	if (k->kind == PS_K_PAGE && !backing && func &&
 	    has_prefix(func, page_cache_fns, ARRAY_SIZE(page_cache_fns))) {
-		u->tag.pool = "reclaimable";
+		u->tag.pool = PS_POOL_RECLAIMABLE;
 		u->tag.flags |= PS_TAG_F_RECLAIMABLE;
 	}
 	switch (k->kind) {
@@ -542,24 +544,24 @@ static struct utag *make_utag(struct rec *r, const struct ps_tag_key *k)
 		u->tag.name = u->name;
 		u->tag.cache = u->cache;
 		if (ci->flags & PS_CACHE_F_RECLAIM) {
-			u->tag.pool = "reclaimable";
+			u->tag.pool = PS_POOL_RECLAIMABLE;
 			u->tag.flags |= PS_TAG_F_RECLAIMABLE;
 		} else {
-			u->tag.pool = "unreclaimable";
+			u->tag.pool = PS_POOL_UNRECLAIMABLE;
 		}
 		break;
 	case PS_K_KMALLOC_LARGE:
 		u->tag.kind = PS_KIND_KMALLOC;
 		strcpy(u->name, "kmalloc-large");
 		u->tag.name = u->tag.cache = u->name;
-		u->tag.pool = "unreclaimable";
+		u->tag.pool = PS_POOL_UNRECLAIMABLE;
 		u->scale = 1;
 		break;
 	case PS_K_PERCPU:
 		u->tag.kind = PS_KIND_PERCPU;
 		strcpy(u->name, "percpu");
 		u->tag.name = u->name;
-		u->tag.pool = "unreclaimable";
+		u->tag.pool = PS_POOL_UNRECLAIMABLE;
 		u->scale = 1;
 		break;
 	default:
@@ -762,9 +764,9 @@ static int write_counters(struct rec *r)
 			return e;
 	}
 	/* Scaled estimates of the corrections (raw sampled counts are stored above). */
-	e = ps_trace_add_counter(r->t, "implicit_frees", r->totals[PS_C_IMPLICIT_FREES] * sc);
+	e = ps_trace_add_counter(r->t, PS_CTR_IMPLICIT_FREES, r->totals[PS_C_IMPLICIT_FREES] * sc);
 	if (!e)
-		e = ps_trace_add_counter(r->t, "preexisting_frees",
+		e = ps_trace_add_counter(r->t, PS_CTR_PREEXISTING_FREES,
 					 r->totals[PS_C_PREEXISTING_FREES] * sc);
 	return e;
 }
@@ -787,14 +789,14 @@ static int write_prog_stats(struct rec *r, struct bpf_object *obj)
 
 		if (bpf_program__fd(p) < 0 || bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
 			continue;
-		snprintf(name, sizeof(name), "recursion_misses.%s", bpf_program__name(p));
+		snprintf(name, sizeof(name), PS_CTR_RECURSION_FMT, bpf_program__name(p));
 		e = ps_trace_add_counter(r->t, name, info.recursion_misses);
 		r->recursion_misses += info.recursion_misses;
 		/* Only counted while kernel.bpf_stats_enabled=1 (it costs two clock reads a run). */
 		if (!e && info.run_cnt) {
-			snprintf(name, sizeof(name), "bpf_stats.%s.run_ns", bpf_program__name(p));
+			snprintf(name, sizeof(name), PS_CTR_BPF_RUN_NS_FMT, bpf_program__name(p));
 			e = ps_trace_add_counter(r->t, name, (int64_t)info.run_time_ns);
-			snprintf(name, sizeof(name), "bpf_stats.%s.runs", bpf_program__name(p));
+			snprintf(name, sizeof(name), PS_CTR_BPF_RUNS_FMT, bpf_program__name(p));
 			if (!e)
 				e = ps_trace_add_counter(r->t, name, (int64_t)info.run_cnt);
 		}
@@ -804,7 +806,7 @@ static int write_prog_stats(struct rec *r, struct bpf_object *obj)
 		struct rusage ru;
 
 		if (!getrusage(RUSAGE_SELF, &ru))
-			e = ps_trace_add_counter(r->t, "recorder.cpu_ns",
+			e = ps_trace_add_counter(r->t, PS_CTR_RECORDER_CPU_NS,
 						 ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
 						 1000000000LL + ((int64_t)ru.ru_utime.tv_usec +
 						 ru.ru_stime.tv_usec) * 1000LL);
@@ -836,20 +838,6 @@ static int workload_create(struct rec *r)
 	return 0;
 }
 
-static uint64_t hist_pct(const uint64_t *d, uint64_t total, double q)
-{
-	uint64_t want = (uint64_t)(q * (double)total), acc = 0;
-
-	if (want >= total)
-		want = total - 1;
-	for (unsigned b = 0; b < PS_LAT_BUCKETS; b++) {
-		acc += d[b];
-		if (acc > want)
-			return b + 1 < PS_LAT_BUCKETS ? ps_lat_bucket_lo(b + 1) : ps_lat_bucket_lo(b);
-	}
-	return 0;
-}
-
 static int write_workload(struct rec *r)
 {
 	struct ps_workload_shm cur;
@@ -871,16 +859,10 @@ static int write_workload(struct rec *r)
 		n += d[b];
 	}
 	if (n) {
-		w.lat_p50_ns = hist_pct(d, n, 0.50);
-		w.lat_p99_ns = hist_pct(d, n, 0.99);
-		for (int b = PS_LAT_BUCKETS - 1; b >= 0; b--)
-			if (d[b]) {
-				w.lat_max_ns = b + 1 < PS_LAT_BUCKETS ? ps_lat_bucket_lo(b + 1) :
-					       cur.lat_max_ns;
-				if (cur.lat_max_ns && w.lat_max_ns > cur.lat_max_ns)
-					w.lat_max_ns = cur.lat_max_ns;
-				break;
-			}
+		/* the same percentiles as load prints, capped by the run's largest latency */
+		w.lat_p50_ns = ps_lat_hist_percentile(d, PS_LAT_BUCKETS, 0.50, cur.lat_max_ns);
+		w.lat_p99_ns = ps_lat_hist_percentile(d, PS_LAT_BUCKETS, 0.99, cur.lat_max_ns);
+		w.lat_max_ns = ps_lat_hist_percentile(d, PS_LAT_BUCKETS, 1.0, cur.lat_max_ns);
 	}
 	r->wl_prev = cur;
 	return ps_trace_add_workload(r->t, &w);
@@ -949,44 +931,44 @@ static int set_meta(struct rec *r)
 #define META(k, v) do { if (!e) e = ps_trace_set_meta(r->t, k, v); } while (0)
 #define META_I(k, v) do { if (!e) e = ps_trace_set_meta_int(r->t, k, v); } while (0)
 	uname(&u);
-	META("os", "linux");
-	META("source", "record");
-	META("host", u.nodename);
-	META("kernel", u.release);
-	META("arch", u.machine);
+	META(PS_META_OS, PS_OS_LINUX);
+	META(PS_META_SOURCE, PS_SOURCE_RECORD);
+	META(PS_META_HOST, u.nodename);
+	META(PS_META_KERNEL, u.release);
+	META(PS_META_ARCH, u.machine);
 	f = fopen("/proc/sys/kernel/random/boot_id", "r");
 	if (f) {
 		if (fgets(buf, sizeof(buf), f)) {
 			buf[strcspn(buf, "\n")] = 0;
-			META("boot_id", buf);
+			META(PS_META_BOOT_ID, buf);
 		}
 		fclose(f);
 	}
-	META_I("start_wall_ns", (int64_t)now_ns(CLOCK_REALTIME));
-	META_I("interval_ns", (int64_t)r->o->interval_ns);
-	META("tool_version", POOLSCOPE_VERSION);
-	META("cmdline", r->o->cmdline);
+	META_I(PS_META_START_WALL_NS, (int64_t)now_ns(CLOCK_REALTIME));
+	META_I(PS_META_INTERVAL_NS, (int64_t)r->o->interval_ns);
+	META(PS_META_TOOL_VERSION, POOLSCOPE_VERSION);
+	META(PS_META_CMDLINE, r->o->cmdline);
 	if (r->o->label)
-		META("label", r->o->label);
-	META_I("ncpus", r->ncpus);
-	META_I("page_size", sysconf(_SC_PAGESIZE));
-	META_I("site_sample_rate", r->o->comm || r->o->pid || r->o->cgroup ? 1 : (int64_t)r->scale);
-	META_I("stack_sample_rate", r->o->stack_sample ?
+		META(PS_META_LABEL, r->o->label);
+	META_I(PS_META_NCPUS, r->ncpus);
+	META_I(PS_META_PAGE_SIZE, sysconf(_SC_PAGESIZE));
+	META_I(PS_META_SITE_SAMPLE_RATE, r->o->comm || r->o->pid || r->o->cgroup ? 1 : (int64_t)r->scale);
+	META_I(PS_META_STACK_SAMPLE_RATE, r->o->stack_sample ?
 	       (int64_t)r->o->stack_sample * (int64_t)r->scale : 0);
-	META_I("page_stack_sample_rate", (int64_t)r->scale);
-	META_I("map.tags", r->o->map_tags);
-	META_I("map.ptrs", r->map_ptrs);
-	META_I("map.stacks", r->o->map_stacks);
-	META_I("map.stack_counts", r->o->map_stack_counts);
-	META_I("map.classes", r->o->map_classes);
-	META_I("map.class_slots", r->o->map_class_slots);
+	META_I(PS_META_PAGE_STACK_SAMPLE_RATE, (int64_t)r->scale);
+	META_I(PS_META_MAP_TAGS, r->o->map_tags);
+	META_I(PS_META_MAP_PTRS, r->map_ptrs);
+	META_I(PS_META_MAP_STACKS, r->o->map_stacks);
+	META_I(PS_META_MAP_STACK_COUNTS, r->o->map_stack_counts);
+	META_I(PS_META_MAP_CLASSES, r->o->map_classes);
+	META_I(PS_META_MAP_CLASS_SLOTS, r->o->map_class_slots);
 	if (r->o->comm)
-		META("filter.comm", r->o->comm);
+		META(PS_META_FILTER_COMM, r->o->comm);
 	if (r->o->pid)
-		META_I("filter.pid", r->o->pid);
+		META_I(PS_META_FILTER_PID, r->o->pid);
 	if (r->o->cgroup)
-		META("filter.cgroup", r->o->cgroup);
-	META("pages.double_count_policy",
+		META(PS_META_FILTER_CGROUP, r->o->cgroup);
+	META(PS_META_PAGES_POLICY,
 	     "page tags whose stack passes allocate_slab/new_slab/kmalloc_large are flagged "
 	     "SLAB_BACKING (2): the slab side counts them");
 	buf[0] = 0;
@@ -994,11 +976,11 @@ static int set_meta(struct rec *r)
 		if (r->disabled[i])
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
 				 buf[0] ? "," : "", progs[i].tp);
-	META("disabled_tracepoints", buf);
+	META(PS_META_DISABLED_TPS, buf);
 	if (r->o->empty_probes)
-		META("empty_probes", "1");
+		META(PS_META_EMPTY_PROBES, "1");
 	else
-		META("kmalloc_tracking", r->no_kfunc ? "pointer-map" : "kmem-cache-kfunc");
+		META(PS_META_KMALLOC_TRACKING, r->no_kfunc ? "pointer-map" : "kmem-cache-kfunc");
 	/* Merged cache groups, for a reader who wants to show the candidates. */
 	for (size_t i = 0; r->sn && i < r->sn->n && !e; i++) {
 		const char *g = r->sn->a[i].group;
@@ -1424,17 +1406,8 @@ out_close:
 	}
 	goto out;
 out_unlink:
-	ps_trace_close(r->t);
+	ps_trace_discard(r->t);
 	r->t = NULL;
-	unlink(o->out);
-	{
-		char side[4200];
-
-		snprintf(side, sizeof(side), "%s-wal", o->out);
-		unlink(side);
-		snprintf(side, sizeof(side), "%s-shm", o->out);
-		unlink(side);
-	}
 out:
 	if (r->wl) {
 		munmap(r->wl, sizeof(*r->wl));

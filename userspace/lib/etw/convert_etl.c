@@ -25,7 +25,7 @@
 #define MAX_FRAMES	256
 
 enum { POOL_NONPAGED, POOL_PAGED, POOL_SESSION };
-static const char *const pool_names[] = { "nonpaged", "paged", "session" };
+static const char *const pool_names[] = { PS_POOL_NONPAGED, PS_POOL_PAGED, PS_POOL_SESSION };
 
 struct wtag {
 	uint32_t tag;
@@ -815,20 +815,20 @@ static int write_meta(struct conv *c)
 
 	snprintf(buf, sizeof(buf), "Windows %u.%u build %u", h->version[0], h->version[1],
 		 h->provider_version);
-	r = r ?: ps_trace_set_meta(c->t, "os", "windows");
-	r = r ?: ps_trace_set_meta(c->t, "source", "etl");
-	r = r ?: ps_trace_set_meta(c->t, "kernel", buf);
-	r = r ?: ps_trace_set_meta_int(c->t, "os_build", h->provider_version);
-	r = r ?: ps_trace_set_meta_int(c->t, "cpus", h->ncpus);
-	r = r ?: ps_trace_set_meta_int(c->t, "pointer_size", h->pointer_size);
-	r = r ?: ps_trace_set_meta_int(c->t, "start_wall_ns", ps_etl_wall_ns(h, h->t0));
-	r = r ?: ps_trace_set_meta_int(c->t, "interval_ns", (int64_t)c->o->interval_ns);
-	r = r ?: ps_trace_set_meta_int(c->t, "live_absolute", 0);
-	r = r ?: ps_trace_set_meta_int(c->t, "stack_sample_rate", 1);
-	r = r ?: ps_trace_set_meta(c->t, "etl_logger", h->logger_name);
-	r = r ?: ps_trace_set_meta_int(c->t, "etl_clock_type", h->clock_type);
-	r = r ?: ps_trace_set_meta_int(c->t, "etl_cpu_mhz", h->cpu_mhz);
-	r = r ?: ps_trace_set_meta(c->t, "tool_version", POOLSCOPE_VERSION);
+	r = r ?: ps_trace_set_meta(c->t, PS_META_OS, PS_OS_WINDOWS);
+	r = r ?: ps_trace_set_meta(c->t, PS_META_SOURCE, PS_SOURCE_ETL);
+	r = r ?: ps_trace_set_meta(c->t, PS_META_KERNEL, buf);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_OS_BUILD, h->provider_version);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_CPUS, h->ncpus);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_POINTER_SIZE, h->pointer_size);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_START_WALL_NS, ps_etl_wall_ns(h, h->t0));
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_INTERVAL_NS, (int64_t)c->o->interval_ns);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_LIVE_ABSOLUTE, 0);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_STACK_SAMPLE_RATE, 1);
+	r = r ?: ps_trace_set_meta(c->t, PS_META_ETL_LOGGER, h->logger_name);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_ETL_CLOCK_TYPE, h->clock_type);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_ETL_CPU_MHZ, h->cpu_mhz);
+	r = r ?: ps_trace_set_meta(c->t, PS_META_TOOL_VERSION, POOLSCOPE_VERSION);
 	return r < 0 ? fail_trace(c, "meta", r) : 0;
 }
 
@@ -897,7 +897,7 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 		for (int32_t pi = (int32_t)(c.keymap.s[i].v - 1); pi >= 0; pi = c.pend[pi].next)
 			res->stack_keys_unresolved++;
 	}
-	if (write_stacks(&c) < 0 || ps_trace_set_meta_int(t, "stacks_unresolved_keys",
+	if (write_stacks(&c) < 0 || ps_trace_set_meta_int(t, PS_META_STACKS_UNRESOLVED_KEYS,
 							  (int64_t)res->stack_keys_unresolved) < 0 ||
 	    commit(&c, e) < 0)
 		goto out;

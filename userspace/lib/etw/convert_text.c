@@ -23,7 +23,7 @@
 #include "userspace/lib/etw/kmap.h"
 
 enum { P_NONPAGED, P_PAGED, P_SESSION };
-static const char *const pool_names[] = { "nonpaged", "paged", "session" };
+static const char *const pool_names[] = { PS_POOL_NONPAGED, PS_POOL_PAGED, PS_POOL_SESSION };
 
 struct trow {
 	char tag[5];
@@ -158,17 +158,17 @@ static int flush(struct tconv *c)
 		r = ps_trace_add_sample(c->t, tt->id, &s);
 	}
 	if (!r && c->np_bytes >= 0)
-		r = ps_trace_add_sysstat(c->t, "NonPagedPool", c->np_bytes);
+		r = ps_trace_add_sysstat(c->t, PS_SYS_NONPAGED, c->np_bytes);
 	if (!r && c->p_bytes >= 0)
-		r = ps_trace_add_sysstat(c->t, "PagedPool", c->p_bytes);
+		r = ps_trace_add_sysstat(c->t, PS_SYS_PAGED, c->p_bytes);
 	if (!r && c->avail_bytes >= 0)
-		r = ps_trace_add_sysstat(c->t, "AvailableBytes", c->avail_bytes);
+		r = ps_trace_add_sysstat(c->t, PS_SYS_AVAILABLE, c->avail_bytes);
 	if (!r && c->total_np >= 0)
-		r = ps_trace_add_sysstat(c->t, "NonPagedPoolTagged", c->total_np);
+		r = ps_trace_add_sysstat(c->t, PS_SYS_NONPAGED_TAGGED, c->total_np);
 	if (!r && c->total_p >= 0)
-		r = ps_trace_add_sysstat(c->t, "PagedPoolTagged", c->total_p);
+		r = ps_trace_add_sysstat(c->t, PS_SYS_PAGED_TAGGED, c->total_p);
 	if (!r)
-		r = ps_trace_add_counter(c->t, "snapshots", (int64_t)idx + 1);
+		r = ps_trace_add_counter(c->t, PS_CTR_SNAPSHOTS, (int64_t)idx + 1);
 	if (!r)
 		r = ps_trace_commit_interval(c->t);
 	if (r) {
@@ -546,13 +546,13 @@ int ps_convert_text(struct ps_trace *t, const char *const *paths, size_t npaths,
 			r = flush(&c);
 	}
 	if (!r) {
-		r = ps_trace_set_meta(t, "os", "windows");
-		r = r ?: ps_trace_set_meta(t, "source", c.kind == PS_INPUT_POOLUSED ? "poolused" :
-					   "poolmon");
-		r = r ?: ps_trace_set_meta_int(t, "live_absolute", 1);
-		r = r ?: ps_trace_set_meta_int(t, "interval_ns", (int64_t)o->interval_ns);
-		r = r ?: ps_trace_set_meta_int(t, "start_wall_ns", 0);
-		r = r ?: ps_trace_set_meta(t, "tool_version", POOLSCOPE_VERSION);
+		r = ps_trace_set_meta(t, PS_META_OS, PS_OS_WINDOWS);
+		r = r ?: ps_trace_set_meta(t, PS_META_SOURCE, c.kind == PS_INPUT_POOLUSED ?
+					   PS_SOURCE_POOLUSED : PS_SOURCE_POOLMON);
+		r = r ?: ps_trace_set_meta_int(t, PS_META_LIVE_ABSOLUTE, 1);
+		r = r ?: ps_trace_set_meta_int(t, PS_META_INTERVAL_NS, (int64_t)o->interval_ns);
+		r = r ?: ps_trace_set_meta_int(t, PS_META_START_WALL_NS, 0);
+		r = r ?: ps_trace_set_meta(t, PS_META_TOOL_VERSION, POOLSCOPE_VERSION);
 		if (r) {
 			snprintf(err, errlen, "writing the trace: %s", ps_trace_errmsg(t));
 			r = r < 0 ? r : -EIO;

@@ -199,34 +199,34 @@ int ps_convert_poolsample(const char *path, struct ps_run **out, char *err, size
 		rc = -ENOMEM;
 		goto out;
 	}
-	ps_run_set_meta(r, "os", "windows");
-	ps_run_set_meta(r, "source", "poolscope-win-sample");
-	ps_run_set_meta(r, "live_absolute", "1");
-	ps_run_set_meta(r, "torn_snapshots_dropped", torn ? "1" : "0");
+	ps_run_set_meta(r, PS_META_OS, PS_OS_WINDOWS);
+	ps_run_set_meta(r, PS_META_SOURCE, PS_SOURCE_WIN_SAMPLE);
+	ps_run_set_meta(r, PS_META_LIVE_ABSOLUTE, "1");
+	ps_run_set_meta(r, PS_META_TORN_SNAPSHOTS, torn ? "1" : "0");
 	if (host[0])
-		ps_run_set_meta(r, "host", host);
+		ps_run_set_meta(r, PS_META_HOST, host);
 	if (osver[0])
-		ps_run_set_meta(r, "os_version", osver);
+		ps_run_set_meta(r, PS_META_OS_VERSION, osver);
 	if (ivl[0])
-		ps_run_set_meta(r, "interval_ns", ivl);
+		ps_run_set_meta(r, PS_META_INTERVAL_NS, ivl);
 	{
 		char b[32];
 
 		snprintf(b, sizeof(b), "%" PRIu64, snaps[0].wall);
-		ps_run_set_meta(r, "start_wall_ns", b);
+		ps_run_set_meta(r, PS_META_START_WALL_NS, b);
 	}
 	{
 		struct ps_series *np, *pg, *av;
 
 		/* Adding a series may move the array: take the pointers after all three exist. */
-		if (!ps_run_add_sys(r, "NonPagedPool") || !ps_run_add_sys(r, "PagedPool") ||
-		    !ps_run_add_sys(r, "AvailableBytes")) {
+		if (!ps_run_add_sys(r, PS_SYS_NONPAGED) || !ps_run_add_sys(r, PS_SYS_PAGED) ||
+		    !ps_run_add_sys(r, PS_SYS_AVAILABLE)) {
 			rc = -ENOMEM;
 			goto out;
 		}
-		np = (struct ps_series *)ps_run_sys(r, "NonPagedPool");
-		pg = (struct ps_series *)ps_run_sys(r, "PagedPool");
-		av = (struct ps_series *)ps_run_sys(r, "AvailableBytes");
+		np = (struct ps_series *)ps_run_sys(r, PS_SYS_NONPAGED);
+		pg = (struct ps_series *)ps_run_sys(r, PS_SYS_PAGED);
+		av = (struct ps_series *)ps_run_sys(r, PS_SYS_AVAILABLE);
 		for (size_t i = 0; i < nsnaps; i++) {
 			uint64_t prev = i ? snaps[i - 1].wall : snaps[0].wall;
 

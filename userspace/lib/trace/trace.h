@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "userspace/lib/trace/keys.h"
+
 #define PS_TRACE_SCHEMA_VERSION 1
 /* SQLite application_id: "PSCP". A file without it is not ours. */
 #define PS_TRACE_APP_ID 0x50534350
@@ -34,13 +36,6 @@
 #define PS_TRACE_TIME_MAX	(INT64_C(1) << 62)
 #define PS_TRACE_ABSURD		(INT64_C(1) << 52)
 #define PS_TRACE_SUM_MAX	(INT64_C(1) << 61)
-
-/* Tag kinds, stored as text in tags.kind. */
-#define PS_KIND_SLAB	"slab"		/* named kmem_cache (kmem_cache_alloc)           */
-#define PS_KIND_KMALLOC	"kmalloc"	/* kmalloc-N bucket, keyed by call site          */
-#define PS_KIND_PAGE	"page"		/* page allocator, order-N, keyed by call site   */
-#define PS_KIND_PERCPU	"percpu"	/* percpu allocator                              */
-#define PS_KIND_POOL	"pool"		/* Windows pool tag (pool = nonpaged/paged/...)  */
 
 /* One tag: what allocations are grouped by. Strings may be NULL (stored as NULL). */
 struct ps_tag {
@@ -58,10 +53,6 @@ struct ps_tag {
 	const char *owner;	/* driver/description (pooltag.txt), else NULL */
 	uint32_t flags;		/* PS_TAG_F_* */
 };
-
-#define PS_TAG_F_RECLAIMABLE	0x1	/* SReclaimable / paged pool: can leave RAM under pressure */
-#define PS_TAG_F_SLAB_BACKING	0x2	/* pages backing slabs or large kmalloc: counted elsewhere  */
-#define PS_TAG_F_SAMPLED	0x4	/* counts are scaled from an address-hash sample          */
 
 /*
  * Per tag per interval. allocs, frees and the byte counts say what happened during the interval;
@@ -136,6 +127,12 @@ struct ps_trace;
 int ps_trace_create(struct ps_trace **out, const char *path, unsigned flags);
 /* Finishes (checkpoints the WAL) and frees. NULL is fine. Returns 0 or -errno. */
 int ps_trace_close(struct ps_trace *t);
+/*
+ * Abandons a trace whose content is worthless (a recorder that failed to start, a conversion
+ * that failed): closes it without committing and removes the file with SQLite's side files.
+ * NULL is fine.
+ */
+void ps_trace_discard(struct ps_trace *t);
 /* Last SQLite/format error text for messages, never NULL. */
 const char *ps_trace_errmsg(const struct ps_trace *t);
 
@@ -144,8 +141,6 @@ int ps_trace_set_meta_int(struct ps_trace *t, const char *key, int64_t value);
 
 /* Adds a tag; sets tag->id. Tags may be added at any time, also inside an interval. */
 int ps_trace_add_tag(struct ps_trace *t, struct ps_tag *tag);
-/* Renames/re-describes a tag (e.g. once a merged cache is resolved). */
-int ps_trace_update_tag(struct ps_trace *t, const struct ps_tag *tag);
 
 /*
  * Interval idx (0, 1, ...), ending t_ns after the start of the run, wall clock wall_ns (ns since
@@ -166,11 +161,6 @@ int ps_trace_commit_interval(struct ps_trace *t);
 /* Adds or replaces (by tag_id, hash) a stack with its frames; sets st->id. */
 int ps_trace_put_stack(struct ps_trace *t, struct ps_stack *st);
 
-/*
- * Appends workload intervals to an existing trace (poolscope load --trace): opens it for
- * writing without truncating. Same begin/commit calls.
- */
-int ps_trace_open_rw(struct ps_trace **out, const char *path);
 
 /* --- the in-memory run ------------------------------------------------------------------------ */
 

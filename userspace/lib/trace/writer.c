@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 enum {
-	ST_META, ST_TAG, ST_TAG_UPD, ST_INTERVAL, ST_SAMPLE, ST_SYS, ST_SLAB, ST_COUNTER,
+	ST_META, ST_TAG, ST_INTERVAL, ST_SAMPLE, ST_SYS, ST_SLAB, ST_COUNTER,
 	ST_WORKLOAD, ST_STACK_FIND, ST_STACK_INS, ST_STACK_UPD, ST_FRAME, ST__N
 };
 
@@ -26,9 +26,6 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)",
 	[ST_TAG] = "INSERT INTO tags(kind, name, cache, cache_alias, site, site_sym, site_module, pool,"
 		   " ctx, comm, owner, flags) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
-	[ST_TAG_UPD] = "UPDATE tags SET kind=?1, name=?2, cache=?3, cache_alias=?4, site=?5,"
-		       " site_sym=?6, site_module=?7, pool=?8, ctx=?9, comm=?10, owner=?11, flags=?12"
-		       " WHERE id=?13",
 	[ST_INTERVAL] = "INSERT OR REPLACE INTO intervals(idx, t_ns, wall_ns, dur_ns) VALUES(?1,?2,?3,?4)",
 	[ST_SAMPLE] = "INSERT OR REPLACE INTO samples(tag, interval, allocs, frees, alloc_bytes, free_bytes,"
 		      " live_objs, live_bytes) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
@@ -54,6 +51,7 @@ struct ps_trace {
 	uint32_t interval;
 	bool batch;		/* PS_TRACE_F_BATCH */
 	uint32_t pending;	/* intervals done since the last commit */
+	char *path;		/* for ps_trace_discard() */
 	char err[512];
 };
 
@@ -137,6 +135,17 @@ static int tune(struct ps_trace *t)
 	return 0;
 }
 
+/* SQLite's write-ahead log and its index, which a file removed by hand would leave behind. */
+static void unlink_side_files(const char *path)
+{
+	char side[4200];
+
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+}
+
 int ps_trace_create(struct ps_trace **out, const char *path, unsigned flags)
 {
 	struct ps_trace *t;
@@ -147,17 +156,17 @@ int ps_trace_create(struct ps_trace **out, const char *path, unsigned flags)
 	if (!t)
 		return -ENOMEM;
 	t->batch = flags & PS_TRACE_F_BATCH;
+	t->path = strdup(path);
+	if (!t->path) {
+		e = -ENOMEM;
+		goto out_free;
+	}
 	if (flags & PS_TRACE_F_FORCE) {
-		char side[4096];
-
 		if (unlink(path) && errno != ENOENT) {
 			e = -errno;
 			goto out_free;
 		}
-		snprintf(side, sizeof(side), "%s-wal", path);
-		unlink(side);
-		snprintf(side, sizeof(side), "%s-shm", path);
-		unlink(side);
+		unlink_side_files(path);
 	}
 	/* O_EXCL + 0600 before SQLite opens it: the trace names kernel addresses and commands. */
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -199,29 +208,9 @@ out_unlink:
 	sqlite3_close(t->db);
 	unlink(path);
 out_free:
+	free(t->path);
 	free(t);
 	return e;
-}
-
-int ps_trace_open_rw(struct ps_trace **out, const char *path)
-{
-	struct ps_trace *t;
-	int e;
-
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	e = ps_trace_db_open(&t->db, path, 1, t->err, sizeof(t->err));
-	if (!e)
-		e = tune(t);
-	if (!e)
-		e = prepare_all(t);
-	if (e) {
-		ps_trace_close(t);
-		return e;
-	}
-	*out = t;
-	return 0;
 }
 
 int ps_trace_close(struct ps_trace *t)
@@ -245,8 +234,26 @@ int ps_trace_close(struct ps_trace *t)
 		if (sqlite3_close(t->db) != SQLITE_OK && !e)
 			e = -EIO;
 	}
+	free(t->path);
 	free(t);
 	return e;
+}
+
+void ps_trace_discard(struct ps_trace *t)
+{
+	if (!t)
+		return;
+	if (t->db) {
+		for (int i = 0; i < ST__N; i++)
+			sqlite3_finalize(t->st[i]);
+		sqlite3_close(t->db);
+	}
+	if (t->path) {
+		unlink(t->path);
+		unlink_side_files(t->path);
+	}
+	free(t->path);
+	free(t);
 }
 
 int ps_trace_set_meta(struct ps_trace *t, const char *key, const char *value)
@@ -300,17 +307,6 @@ int ps_trace_add_tag(struct ps_trace *t, struct ps_tag *tag)
 	if (!e)
 		tag->id = sqlite3_last_insert_rowid(t->db);
 	return e;
-}
-
-int ps_trace_update_tag(struct ps_trace *t, const struct ps_tag *tag)
-{
-	int e = begin(t);
-
-	if (e)
-		return e;
-	bind_tag(t->st[ST_TAG_UPD], tag);
-	sqlite3_bind_int64(t->st[ST_TAG_UPD], 13, tag->id);
-	return run(t, ST_TAG_UPD, "update tag");
 }
 
 int ps_trace_begin_interval(struct ps_trace *t, uint32_t idx, uint64_t t_ns, uint64_t wall_ns,
