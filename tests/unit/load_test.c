@@ -123,14 +123,6 @@ TEST(percentiles)
 	ASSERT_U64_EQ(ps_lat_hist_percentile(h, PS_LAT_BUCKETS, 0.5, 0), 0, "empty");
 }
 
-TEST(median)
-{
-	double a[] = { 5, 1, 3 }, b[] = { 4, 1, 3, 2 };
-
-	ASSERT_NEAR(ps_median(a, 3), 3, 1e-9, "odd");
-	ASSERT_NEAR(ps_median(b, 4), 2.5, 1e-9, "even");
-}
-
 TEST(pattern_str)
 {
 	struct ps_load_pattern p = { 8192, true, 100 };

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,4 +137,56 @@ int ps_finish_stdout(int rc)
 		return rc ? rc : 1;
 	}
 	return rc;
+}
+
+/*
+ * The k-th smallest of v[0..n-1] by selection with a three-way partition (equal values, common
+ * in byte counts, do not make it quadratic). Leaves every value before index k <= v[k].
+ */
+static double select_kth(double *v, size_t n, size_t k)
+{
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1;
+
+	while (hi > lo) {
+		double pivot = v[lo + (hi - lo) / 2], t;
+		ptrdiff_t lt = lo, gt = hi, p = lo;
+
+		/* v[lo..lt-1] < pivot, v[lt..p-1] == pivot, v[gt+1..hi] > pivot */
+		while (p <= gt) {
+			if (v[p] < pivot) {
+				t = v[lt]; v[lt] = v[p]; v[p] = t;
+				lt++;
+				p++;
+			} else if (v[p] > pivot) {
+				t = v[gt]; v[gt] = v[p]; v[p] = t;
+				gt--;
+			} else {
+				p++;
+			}
+		}
+		if ((ptrdiff_t)k < lt)
+			hi = lt - 1;
+		else if ((ptrdiff_t)k > gt)
+			lo = gt + 1;
+		else
+			return pivot;
+	}
+	return v[k];
+}
+
+double ps_median(double *v, size_t n)
+{
+	double hi, lo;
+
+	if (!n)
+		return 0;
+	hi = select_kth(v, n, n / 2);
+	if (n % 2)
+		return hi;
+	/* after the selection every value below index n / 2 is <= hi: the largest of them */
+	lo = v[0];
+	for (size_t i = 1; i < n / 2; i++)
+		if (v[i] > lo)
+			lo = v[i];
+	return (lo + hi) / 2;
 }

@@ -63,6 +63,8 @@ int ps_parse_duration_ns(const char *s, uint64_t *out_ns);
 
 /* Copies at most len-1 bytes and always terminates; returns dst. */
 char *ps_strlcpy(char *dst, const char *src, size_t len);
+/* Median of v[0..n-1], the mean of the two middle values for even n; reorders v. 0 for n = 0. */
+double ps_median(double *v, size_t n);
 
 /* Flushes stdout at exit of a command and turns a write error into a failure (exit 1). */
 int ps_finish_stdout(int rc);

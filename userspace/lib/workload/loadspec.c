@@ -237,18 +237,3 @@ uint64_t ps_lat_hist_percentile(const uint64_t *hist, unsigned nbuckets, double 
 		hi = max_ns;
 	return hi;
 }
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-double ps_median(double *v, size_t n)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}

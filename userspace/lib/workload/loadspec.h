@@ -73,6 +73,6 @@ uint64_t ps_rand64(uint64_t *state);
 uint64_t ps_lat_hist_percentile(const uint64_t *hist, unsigned nbuckets, double q, uint64_t max_ns);
 
 /* Median of n values (sorted in place). 0 when n == 0. */
-double ps_median(double *v, size_t n);
+
 
 #endif

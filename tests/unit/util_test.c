@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The portable helpers: the median by selection against a sort of the same values, on runs
+ * with ties, sorted and reversed input, and random values.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "userspace/lib/util/util.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double sorted_median(const double *v, size_t n)
+{
+	double *c = malloc(n * sizeof(*c)), m;
+
+	memcpy(c, v, n * sizeof(*c));
+	qsort(c, n, sizeof(*c), cmp_double);
+	m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	free(c);
+	return m;
+}
+
+TEST(median_small)
+{
+	double a[] = { 5, 1, 3 }, b[] = { 4, 1, 3, 2 }, c[] = { 7 }, d[] = { 2, 2, 2, 9 };
+
+	ASSERT_NEAR(ps_median(a, 3), 3, 1e-12, "odd");
+	ASSERT_NEAR(ps_median(b, 4), 2.5, 1e-12, "even");
+	ASSERT_NEAR(ps_median(c, 1), 7, 1e-12, "one");
+	ASSERT_NEAR(ps_median(d, 4), 2, 1e-12, "ties in the middle");
+	ASSERT_NEAR(ps_median(NULL, 0), 0, 1e-12, "none");
+}
+
+TEST(median_equals_sort)
+{
+	unsigned seed = 12345;
+	double v[301], w[301];
+
+	for (int round = 0; round < 400; round++) {
+		size_t n = 1 + round % 301;
+		int shape = round % 4;
+
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			switch (shape) {
+			case 0: v[i] = (double)(seed >> 8); break;		/* random */
+			case 1: v[i] = (double)((seed >> 8) % 5); break;	/* many ties */
+			case 2: v[i] = (double)i; break;			/* sorted */
+			default: v[i] = (double)(n - i); break;		/* reversed */
+			}
+		}
+		memcpy(w, v, n * sizeof(*v));
+		if (!ASSERT_NEAR(ps_median(w, n), sorted_median(v, n), 1e-9, "median of a round"))
+			return;
+	}
+}
