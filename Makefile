@@ -36,6 +36,7 @@
 #                             the unit part against both builds; exit 77 = skip
 #   tests/fixtures/           mkfixtures.c (the fixture traces) and expected/ (golden outputs)
 #   tests/live/*.sh           live tests (root, BTF); exit 77 = skip with a reason
+#   tests/leaklab/progs/      the leak lab's scenarios: known kernel-memory behaviour each
 #
 # Targets: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help
 
@@ -106,6 +107,7 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 TEST_SRCS := $(wildcard tests/unit/*_test.c)
 TEST_HARNESS := tests/unit/harness.c
 LIVE_PROGS := $(wildcard tests/live/progs/*.c)
+LAB_PROGS  := $(wildcard tests/leaklab/progs/*.c)
 
 CORE_OBJS := $(CORE_SRCS:%.c=$(O)/%.o)
 BIN_OBJS  := $(BIN_SRCS:%.c=$(O)/%.o)
@@ -113,6 +115,7 @@ BPF_OBJS  := $(BPF_SRCS:%.bpf.c=$(O)/%.bpf.o)
 SKELS     := $(patsubst bpf/%.bpf.c,$(O)/%.skel.h,$(BPF_SRCS))
 TEST_BINS := $(TEST_SRCS:tests/unit/%.c=$(O)/tests/%)
 LIVE_BINS := $(LIVE_PROGS:tests/live/progs/%.c=$(O)/tests/live/%)
+LAB_BINS  := $(LAB_PROGS:tests/leaklab/progs/%.c=$(O)/tests/leaklab/%)
 # Writes the fixture traces of tests/cli and tests/live/plot.sh with this tree's trace library.
 FIXGEN    := $(O)/tests/mkfixtures
 CORE_LIB  := $(O)/libpscore.a
@@ -123,7 +126,7 @@ POOLSCOPE := $(O)/poolscope
 .SECONDARY:
 .PHONY: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help check-deps
 
-all: $(POOLSCOPE) $(TEST_BINS) $(LIVE_BINS) $(FIXGEN)
+all: $(POOLSCOPE) $(TEST_BINS) $(LIVE_BINS) $(LAB_BINS) $(FIXGEN)
 
 # --- BPF ----------------------------------------------------------------------------------------
 $(O)/bpf/%.bpf.o: bpf/%.bpf.c
@@ -178,6 +181,12 @@ $(O)/tests/live/%: tests/live/progs/%.c $(wildcard tests/live/progs/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -o $@ $< -lpthread
+
+# The leak lab's scenario programs (tests/leaklab/progs): one known kernel-memory behaviour each.
+$(O)/tests/leaklab/%: tests/leaklab/progs/%.c $(wildcard tests/leaklab/progs/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $<
 
 # --- tests --------------------------------------------------------------------------------------
 # make test: deps, a normal build, a SAN=1 build and the Windows cross-build (-Werror);
