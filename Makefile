@@ -9,7 +9,7 @@
 #   WERROR=0     do not turn warnings into errors
 #   STATIC_LIBS=0  link libbpf, libelf, zlib, liburing, SQLite dynamically (default: static)
 #   EXTRA_CFLAGS extra flags for cc
-#   CC, CLANG, BPFTOOL, MINGW_CC   tools
+#   CC, CLANG, BPFTOOL, MINGW_CC, GO_MD2MAN   tools
 #
 # Layout. Read top-down it is the pipeline: probes -> recorder -> trace <- converters, and
 # trace -> analysis -> report/plot. Includes are written from the top of the tree
@@ -36,8 +36,9 @@
 #                             the unit part against both builds; exit 77 = skip
 #   tests/fixtures/           mkfixtures.c (the fixture traces) and expected/ (golden outputs)
 #   tests/live/*.sh           live tests (root, BTF); exit 77 = skip with a reason
+#   docs/commands/*.md        one page per command; `make man` turns them into man pages
 #
-# Targets: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help
+# Targets: all test test-unit test-live bench demo fuzz windows man deps vmlinux clean help
 
 O        ?= .output
 V        ?=
@@ -47,6 +48,7 @@ CC       ?= cc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 MINGW_CC ?= x86_64-w64-mingw32-gcc
+GO_MD2MAN ?= go-md2man
 ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 ifeq ($(V),1)
@@ -121,7 +123,7 @@ POOLSCOPE := $(O)/poolscope
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help check-deps
+.PHONY: all test test-unit test-live bench demo fuzz windows man deps vmlinux clean help check-deps
 
 all: $(POOLSCOPE) $(TEST_BINS) $(LIVE_BINS) $(FIXGEN)
 
@@ -244,11 +246,24 @@ $(O)/win/poolscope-win.exe: $(WIN_SRCS) $(wildcard userspace/win/*.h) $(WIN_LIB_
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $(WIN_SRCS) -ladvapi32 -lntdll
 
+# --- man pages ----------------------------------------------------------------------------------
+# docs/commands/*.md are the command reference, written for go-md2man (a pandoc-style title
+# line). Not part of `all`, so building poolscope needs no go-md2man; tests/cli/manpages.sh
+# builds them with this rule and checks them against `poolscope help CMD`.
+MAN_PAGES := $(patsubst docs/commands/%.md,$(O)/man/%.1,$(wildcard docs/commands/*.md))
+man: $(MAN_PAGES)
+
+$(O)/man/%.1: docs/commands/%.md
+	$(call msg,MAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(GO_MD2MAN) -in $< -out $@
+
 # --- setup --------------------------------------------------------------------------------------
 # Debian packages everything needs: build, tests, demo, Windows cross-build.
 DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libsqlite3-dev sqlite3 \
 	libtraceevent-dev gnuplot-nox samba smbclient libsmbclient-dev mingw-w64 liburing-dev \
-	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0
+	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0 \
+	go-md2man
 # ksmbd-tools conflicts with samba as a package: its binaries are unpacked under $(O) instead.
 KSMBD_TOOLS := $(O)/ksmbd-tools
 deps:
