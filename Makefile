@@ -81,8 +81,8 @@ CFLAGS  := $(OPT) -std=gnu11 $(WARN) -D_GNU_SOURCE \
 	-I. -I$(O) $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP
 # libbpf, libelf, zlib, liburing and SQLite are linked statically into poolscope (as perf and
-# bpftool link libbpf): the binary then resolves 3 shared libraries at start instead of 8, which
-# takes ~0.7 ms off every command (measured: `poolscope version` 2.3 -> 1.6 ms), and the ABI the
+# bpftool link libbpf): the binary then resolves 3 shared libraries at start instead of 8, a
+# cost every command pays (etl info's speed target counts process start), and the ABI the
 # skeletons were built against is the one that runs. STATIC_LIBS=0 links them dynamically.
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS),1)
@@ -91,8 +91,9 @@ LINK_DYNAMIC := -Wl,-Bdynamic
 endif
 LDLIBS_CORE := $(LINK_STATIC) -lsqlite3 $(LINK_DYNAMIC) -lm -lpthread
 LDLIBS_BPF  := $(LINK_STATIC) -lbpf -lelf -lz $(LINK_DYNAMIC)
-# libsmbclient is not linked: userspace/load/smb.c dlopen()s it for SMB runs only (its ~100
-# dependent libraries cost ~25 ms at every start). The header is still needed to build.
+# libsmbclient is not linked: userspace/load/smb.c dlopen()s it for SMB runs only (linked, its
+# ~100 dependent libraries would be loaded at every start of every command). The header is still
+# needed to build.
 LDLIBS_LOAD := $(LINK_STATIC) -luring $(LINK_DYNAMIC) -lpthread -ldl
 CFLAGS += $(shell pkg-config --cflags smbclient 2>/dev/null)
 
