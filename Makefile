@@ -9,7 +9,7 @@
 #   WERROR=0     do not turn warnings into errors
 #   STATIC_LIBS=0  link libbpf, libelf, zlib, liburing, SQLite dynamically (default: static)
 #   EXTRA_CFLAGS extra flags for cc
-#   CC, CLANG, BPFTOOL, MINGW_CC   tools
+#   CC, CLANG, BPFTOOL, MINGW_CC, GO_MD2MAN   tools
 #
 # Layout. Read top-down it is the pipeline: probes -> recorder -> trace <- converters, and
 # trace -> analysis -> report/plot. Includes are written from the top of the tree
@@ -37,8 +37,9 @@
 #   tests/fixtures/           mkfixtures.c (the fixture traces) and expected/ (golden outputs)
 #   tests/live/*.sh           live tests (root, BTF); exit 77 = skip with a reason
 #   tests/leaklab/progs/      the leak lab's scenarios: known kernel-memory behaviour each
+#   docs/commands/*.md        one page per command; `make man` turns them into man pages
 #
-# Targets: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help
+# Targets: all test test-unit test-live bench demo fuzz windows man deps vmlinux clean help
 
 O        ?= .output
 V        ?=
@@ -48,6 +49,7 @@ CC       ?= cc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 MINGW_CC ?= x86_64-w64-mingw32-gcc
+GO_MD2MAN ?= go-md2man
 ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 ifeq ($(V),1)
@@ -80,8 +82,8 @@ CFLAGS  := $(OPT) -std=gnu11 $(WARN) -D_GNU_SOURCE \
 	-I. -I$(O) $(EXTRA_CFLAGS)
 DEPFLAGS = -MMD -MP
 # libbpf, libelf, zlib, liburing and SQLite are linked statically into poolscope (as perf and
-# bpftool link libbpf): the binary then resolves 3 shared libraries at start instead of 8, which
-# takes ~0.7 ms off every command (measured: `poolscope version` 2.3 -> 1.6 ms), and the ABI the
+# bpftool link libbpf): the binary then resolves 3 shared libraries at start instead of 8, a
+# cost every command pays (etl info's speed target counts process start), and the ABI the
 # skeletons were built against is the one that runs. STATIC_LIBS=0 links them dynamically.
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS),1)
@@ -90,8 +92,9 @@ LINK_DYNAMIC := -Wl,-Bdynamic
 endif
 LDLIBS_CORE := $(LINK_STATIC) -lsqlite3 $(LINK_DYNAMIC) -lm -lpthread
 LDLIBS_BPF  := $(LINK_STATIC) -lbpf -lelf -lz $(LINK_DYNAMIC)
-# libsmbclient is not linked: userspace/load/smb.c dlopen()s it for SMB runs only (its ~100
-# dependent libraries cost ~25 ms at every start). The header is still needed to build.
+# libsmbclient is not linked: userspace/load/smb.c dlopen()s it for SMB runs only (linked, its
+# ~100 dependent libraries would be loaded at every start of every command). The header is still
+# needed to build.
 LDLIBS_LOAD := $(LINK_STATIC) -luring $(LINK_DYNAMIC) -lpthread -ldl
 CFLAGS += $(shell pkg-config --cflags smbclient 2>/dev/null)
 
@@ -124,7 +127,7 @@ POOLSCOPE := $(O)/poolscope
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help check-deps
+.PHONY: all test test-unit test-live bench demo fuzz windows man deps vmlinux clean help check-deps
 
 all: $(POOLSCOPE) $(TEST_BINS) $(LIVE_BINS) $(LAB_BINS) $(FIXGEN)
 
@@ -253,11 +256,24 @@ $(O)/win/poolscope-win.exe: $(WIN_SRCS) $(wildcard userspace/win/*.h) $(WIN_LIB_
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $(WIN_SRCS) -ladvapi32 -lntdll
 
+# --- man pages ----------------------------------------------------------------------------------
+# docs/commands/*.md are the command reference, written for go-md2man (a pandoc-style title
+# line). Not part of `all`, so building poolscope needs no go-md2man; tests/cli/manpages.sh
+# builds them with this rule and checks them against `poolscope help CMD`.
+MAN_PAGES := $(patsubst docs/commands/%.md,$(O)/man/%.1,$(wildcard docs/commands/*.md))
+man: $(MAN_PAGES)
+
+$(O)/man/%.1: docs/commands/%.md
+	$(call msg,MAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(GO_MD2MAN) -in $< -out $@
+
 # --- setup --------------------------------------------------------------------------------------
 # Debian packages everything needs: build, tests, demo, Windows cross-build.
 DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libsqlite3-dev sqlite3 \
 	libtraceevent-dev gnuplot-nox samba smbclient libsmbclient-dev mingw-w64 liburing-dev \
-	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0
+	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0 \
+	go-md2man
 # ksmbd-tools conflicts with samba as a package: its binaries are unpacked under $(O) instead.
 KSMBD_TOOLS := $(O)/ksmbd-tools
 deps:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Recorder per-event cost. Drivers (tests/bench/progs/kmloop.c): "path" (faccessat: one
-# kmem_cache_alloc + one kmem_cache_free per ~0.6 us syscall, the densest stream, so the probe
+# kmem_cache_alloc + one kmem_cache_free per short syscall, the densest stream, so the probe
 # cost stands out of the noise) and "unix" (1-byte AF_UNIX write+read: skb kmem_cache and
 # kmalloc/kfree, whose free goes through the bpf_get_kmem_cache() kfunc). Configurations,
 # run round by round in an order that rotates every round (drift hits all three alike): no

@@ -70,8 +70,8 @@ echo "  median: without $(med <<< "$base_all") IOPS, with record $(med <<< "$rec
 awk -v l="$ml" 'BEGIN{exit !(l <= 2)}' && echo "  target met" || echo "  target NOT met"
 fi
 part cpu || exit 0
-# The IOPS of this CPU-bound workload swing by +-20% from run to run on this host, more than
-# the recorder can cost, so also measure what the recorder takes directly: the CPU time of its
+# The IOPS of this CPU-bound workload swing from run to run on a shared host by more than the
+# recorder can cost, so also measure what the recorder takes directly: the CPU time of its
 # BPF programs (kernel.bpf_stats_enabled, which adds its own clock reads: an upper bound) and of
 # its process, both stored in the trace every interval (counters bpf_stats.*, recorder.cpu_ns),
 # over the intervals of one recorded SMB run after its ramp. On a CPU-bound load that share of

@@ -54,8 +54,8 @@ for c in $caches; do
 	slc=$(( $(slab_active "$db" $c $C) - $(slab_active "$db" $c $A) ))
 	echo "$c: tracked +$tr slabinfo +$sl (held); after release tracked $trc slabinfo $slc"
 	if [ $c = dentry ]; then
-		# Measured on 6.18/ext4: open(O_CREAT)+unlink leaves ~1.3 N dentries in slabinfo
-		# while N dentry allocations are traced, and unlink frees N dentries never seen
+		# On ext4, open(O_CREAT)+unlink leaves more dentries in slabinfo than the N dentry
+		# allocations traced (docs/known-issues.md), and unlink frees N dentries never seen
 		# allocated (counted as pre-existing frees). The dentry-vs-slabinfo 5% check is in
 		# record_negdent.sh, where lookups are the only dentry source. Here: N were traced.
 		check "dentry tracked growth within 5% of N (traced allocations) + $MH" within $tr $N 5 1 $MH

@@ -27,7 +27,7 @@ caches="TCP sock_inode_cache skbuff_small_head $fclone_slab"
 
 # 1 in 4 addresses: the per-context split below is checked against 2 x NCONN sockets; slab
 # objects sit at regular strides, so the address-hash sample of 2000 sockets varies more than
-# a binomial one would (seen: -26 % at the default 1 in 16)
+# a binomial one would, too much for the check at the default 1 in 16
 ps_start_recorder "$db" --interval 500ms --site-sample 4 || exit 1
 sleep 1
 ps_shrink $caches

@@ -5,7 +5,7 @@
  * SMB2 READ/WRITE round trip.
  *
  * libsmbclient is loaded with dlopen() on the first SMB run, not linked: it pulls in about a
- * hundred Samba libraries whose loading and relocation cost ~25 ms at every process start, and
+ * hundred Samba libraries whose loading and relocation every process start would pay, and
  * every other command (etl info, report, ...) would pay it for nothing.
  */
 #include "userspace/load/load.h"

@@ -9,7 +9,7 @@
  *        skb at a time the slab hands back the same address every iteration, and the
  *        recorder's address-hash sample would take all of them or none (a bimodal cost).
  *  path: each iteration is faccessat("/"): getname() takes a names_cache object and puts it
- *        back, one kmem_cache_alloc and one kmem_cache_free in ~0.6 us of syscall: the
+ *        back, one kmem_cache_alloc and one kmem_cache_free in one short syscall: the
  *        densest event stream a syscall gives, so the probe cost stands out of the noise.
  * Every iteration hits the tracepoints a fixed number of times (the bench script measures
  * how many from the recorder's own event counters). Prints "ns_per_iter N".

@@ -110,9 +110,8 @@ within() {
 # Allocator events the kernel ran none of the recorder's programs for between two intervals:
 # a tracing program runs once per CPU at a time, and an allocation or free in a softirq that
 # an interrupt started inside the program is skipped and counted in
-# bpf_prog_info.recursion_misses (docs/record.md, "Events lost to re-entry"). Measured in
-# record_net.sh on 6.18: 172 lost kmem_cache_alloc events, skbuff_small_head 118 below its
-# baseline after release. Each lost event moves one object of one class, so a class count may
+# bpf_prog_info.recursion_misses (docs/record.md, "Events lost to re-entry"; how often:
+# docs/known-issues.md). Each lost event moves one object of one class, so a class count may
 # be off by at most this many.
 lost_events() { # db from to
 	q "$1" "SELECT coalesce(sum(c.value - b.value), 0) FROM counters b JOIN counters c

@@ -22,9 +22,9 @@
  * The flag word is bit-reversed once when loaded, so the next flag is the lowest bit: the fast
  * loop finds it with count-trailing-zeros and consumes it by clearing the lowest set bit, which
  * keeps the zero count off the chain from one token to the next. Counting leading zeros in the
- * word as stored (MSB first) compiles to BSR on baseline x86-64, slower and on that chain: this
- * loop takes 0.83 of that one's time on net.4.5.2.x64.etl's 359 buffers (`ETL_BENCH_BASE=fa908bc
- * bash tests/bench/etl.sh`: 6.74-6.86 against 8.11-8.28 ms, docs/performance.md).
+ * word as stored (MSB first) compiles to BSR on baseline x86-64, slower and on that chain
+ * (`ETL_BENCH_BASE=REV bash tests/bench/etl.sh` times this decoder against REV's on the same
+ * buffers).
  */
 #include <errno.h>
 #include <stdbool.h>
