@@ -51,7 +51,7 @@ static int cmd_help(int argc, char **argv)
 	const struct ps_cmd *c;
 	char *hv[] = { NULL, "-h", NULL };
 
-	if (argc < 2) {
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return PS_EXIT_OK;
 	}

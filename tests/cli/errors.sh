@@ -85,6 +85,13 @@ usage export export linux.db
 
 fails unknown-command 2 "poolscope: unknown command 'reprot' (see 'poolscope help')" reprot linux.db
 
+# help takes -h as its own option: the command list on stdout, exit 0
+for h in -h --help; do
+	out=$("$POOLSCOPE" help $h 2>&1)
+	[ $? = 0 ] && grep -q '^usage: poolscope COMMAND' <<< "$out" && echo "ok help$h" \
+		|| { echo "FAIL help$h: $out"; failed=1; }
+done
+
 # A trace without intervals is not an error for export: it has nothing to export.
 out=$(cd "$d" && "$POOLSCOPE" export empty.db --csv timeline 2>&1)
 [ $? = 0 ] && [ "$out" = "t_s,tag,kind,live_bytes,allocs,frees" ] && echo "ok export-empty" \
