@@ -208,7 +208,7 @@ demo: check-deps all
 # !poolused files and tests/fuzz/text-seeds, a sample file and pooltag.txt lines of our own); the
 # trace reader and the report on traces built from a recipe (tests/fuzz/trace_fuzz.c, no seeds).
 FUZZ_SECS   ?= 60
-FUZZ_CORPUS := $(or $(PS_CORPUS),../shared/corpus)
+FUZZ_CORPUS := $(or $(PS_CORPUS),tests/corpus)
 FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. \
 	-DPOOLSCOPE_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_SRCS   := tests/fuzz/etl_fuzz.c userspace/lib/etw/etl.c userspace/lib/etw/xpress.c userspace/lib/util/util.c
