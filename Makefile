@@ -10,6 +10,7 @@
 #   STATIC_LIBS=0  link libbpf, libelf, zlib, liburing, SQLite dynamically (default: static)
 #   EXTRA_CFLAGS extra flags for cc
 #   CC, CLANG, BPFTOOL, MINGW_CC   tools
+#   PREFIX=DIR   install prefix (default /usr/local); DESTDIR=DIR stages the install under DIR
 #
 # Layout. Read top-down it is the pipeline: probes -> recorder -> trace <- converters, and
 # trace -> analysis -> report/plot. Includes are written from the top of the tree
@@ -37,7 +38,8 @@
 #   tests/fixtures/           mkfixtures.c (the fixture traces) and expected/ (golden outputs)
 #   tests/live/*.sh           live tests (root, BTF); exit 77 = skip with a reason
 #
-# Targets: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help
+# Targets: all test test-unit test-live bench demo fuzz windows install uninstall deps vmlinux
+#          clean help
 
 O        ?= .output
 V        ?=
@@ -121,7 +123,8 @@ POOLSCOPE := $(O)/poolscope
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test test-unit test-live bench demo fuzz windows deps vmlinux clean help check-deps
+.PHONY: all test test-unit test-live bench demo fuzz windows install uninstall deps vmlinux clean \
+	help check-deps
 
 all: $(POOLSCOPE) $(TEST_BINS) $(LIVE_BINS) $(FIXGEN)
 
@@ -243,6 +246,36 @@ $(O)/win/poolscope-win.exe: $(WIN_SRCS) $(wildcard userspace/win/*.h) $(WIN_LIB_
 	$(call msg,MINGW,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $(WIN_SRCS) -ladvapi32 -lntdll
+
+# --- install ------------------------------------------------------------------------------------
+# The binary, and beside it in share/poolscope the data it looks for relative to itself
+# (userspace/cmd-report.c, cmd-plot.c: ../share/poolscope from the binary's directory): the
+# default rules and the gnuplot scripts. poolscope-win.exe runs on Windows and is not installed.
+# MAN_PAGES: the man pages to install in man1 (built by their own rule; none by default).
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BINDIR    := $(PREFIX)/bin
+DATADIR   := $(PREFIX)/share/poolscope
+MAN1DIR   := $(PREFIX)/share/man/man1
+MAN_PAGES ?=
+PLOT_SCRIPTS := $(wildcard plots/*.gp)
+install: $(POOLSCOPE) $(MAN_PAGES)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(DATADIR)/plots'
+	$(Q)install -m 0755 $(POOLSCOPE) '$(DESTDIR)$(BINDIR)/poolscope'
+	$(Q)install -m 0644 analysis/rules/default.rules '$(DESTDIR)$(DATADIR)/default.rules'
+	$(Q)install -m 0644 $(PLOT_SCRIPTS) '$(DESTDIR)$(DATADIR)/plots/'
+ifneq ($(strip $(MAN_PAGES)),)
+	$(Q)install -d '$(DESTDIR)$(MAN1DIR)'
+	$(Q)install -m 0644 $(MAN_PAGES) '$(DESTDIR)$(MAN1DIR)/'
+endif
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f '$(DESTDIR)$(BINDIR)/poolscope' '$(DESTDIR)$(DATADIR)/default.rules' \
+		$(foreach f,$(notdir $(PLOT_SCRIPTS)),'$(DESTDIR)$(DATADIR)/plots/$(f)') \
+		$(foreach f,$(notdir $(MAN_PAGES)),'$(DESTDIR)$(MAN1DIR)/$(f)')
+	$(Q)rmdir '$(DESTDIR)$(DATADIR)/plots' '$(DESTDIR)$(DATADIR)' 2>/dev/null || true
 
 # --- setup --------------------------------------------------------------------------------------
 # Debian packages everything needs: build, tests, demo, Windows cross-build.
