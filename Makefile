@@ -10,6 +10,7 @@
 #   STATIC_LIBS=0  link libbpf, libelf, zlib, liburing, SQLite dynamically (default: static)
 #   EXTRA_CFLAGS extra flags for cc
 #   CC, CLANG, BPFTOOL, MINGW_CC, GO_MD2MAN   tools
+#   PREFIX=DIR   install prefix (default /usr/local); DESTDIR=DIR stages the install under DIR
 #
 # Layout. Read top-down it is the pipeline: probes -> recorder -> trace <- converters, and
 # trace -> analysis -> report/plot. Includes are written from the top of the tree
@@ -39,7 +40,8 @@
 #   tests/leaklab/progs/      the leak lab's scenarios: known kernel-memory behaviour each
 #   docs/commands/*.md        one page per command; `make man` turns them into man pages
 #
-# Targets: all test test-unit test-live bench demo fuzz windows man deps vmlinux clean help
+# Targets: all test test-unit test-live bench demo fuzz windows man install uninstall deps
+#          vmlinux clean help
 
 O        ?= .output
 V        ?=
@@ -127,7 +129,8 @@ POOLSCOPE := $(O)/poolscope
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test test-unit test-live bench demo fuzz windows man deps vmlinux clean help check-deps
+.PHONY: all test test-unit test-live bench demo fuzz windows man install uninstall deps vmlinux \
+	clean help check-deps
 
 all: $(POOLSCOPE) $(TEST_BINS) $(LIVE_BINS) $(LAB_BINS) $(FIXGEN)
 
@@ -220,7 +223,7 @@ demo: check-deps all
 # !poolused files and tests/fuzz/text-seeds, a sample file and pooltag.txt lines of our own); the
 # trace reader and the report on traces built from a recipe (tests/fuzz/trace_fuzz.c, no seeds).
 FUZZ_SECS   ?= 60
-FUZZ_CORPUS := $(or $(PS_CORPUS),../shared/corpus)
+FUZZ_CORPUS := $(or $(PS_CORPUS),tests/corpus)
 FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. \
 	-DPOOLSCOPE_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_SRCS   := tests/fuzz/etl_fuzz.c userspace/lib/etw/etl.c userspace/lib/etw/xpress.c userspace/lib/util/util.c
@@ -267,6 +270,35 @@ $(O)/man/%.1: docs/commands/%.md
 	$(call msg,MAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(GO_MD2MAN) -in $< -out $@
+
+# --- install ------------------------------------------------------------------------------------
+# The binary, and beside it in share/poolscope the data it looks for relative to itself
+# (userspace/cmd-report.c, cmd-plot.c: ../share/poolscope from the binary's directory): the
+# default rules and the gnuplot scripts. poolscope-win.exe runs on Windows and is not installed.
+# and the man pages (docs/commands, built by the rule above).
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BINDIR    := $(PREFIX)/bin
+DATADIR   := $(PREFIX)/share/poolscope
+MAN1DIR   := $(PREFIX)/share/man/man1
+PLOT_SCRIPTS := $(wildcard plots/*.gp)
+install: $(POOLSCOPE) $(MAN_PAGES)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(DATADIR)/plots'
+	$(Q)install -m 0755 $(POOLSCOPE) '$(DESTDIR)$(BINDIR)/poolscope'
+	$(Q)install -m 0644 analysis/rules/default.rules '$(DESTDIR)$(DATADIR)/default.rules'
+	$(Q)install -m 0644 $(PLOT_SCRIPTS) '$(DESTDIR)$(DATADIR)/plots/'
+ifneq ($(strip $(MAN_PAGES)),)
+	$(Q)install -d '$(DESTDIR)$(MAN1DIR)'
+	$(Q)install -m 0644 $(MAN_PAGES) '$(DESTDIR)$(MAN1DIR)/'
+endif
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f '$(DESTDIR)$(BINDIR)/poolscope' '$(DESTDIR)$(DATADIR)/default.rules' \
+		$(foreach f,$(notdir $(PLOT_SCRIPTS)),'$(DESTDIR)$(DATADIR)/plots/$(f)') \
+		$(foreach f,$(notdir $(MAN_PAGES)),'$(DESTDIR)$(MAN1DIR)/$(f)')
+	$(Q)rmdir '$(DESTDIR)$(DATADIR)/plots' '$(DESTDIR)$(DATADIR)' 2>/dev/null || true
 
 # --- setup --------------------------------------------------------------------------------------
 # Debian packages everything needs: build, tests, demo, Windows cross-build.

@@ -29,10 +29,10 @@ static void usage(FILE *f)
 "options:\n"
 "  -u, --user U%%PASS    SMB user and password (DOMAIN\\user%%pass); default: guest\n"
 "  -b, --bs SIZE        block size, 512..16M, multiple of 512 (default 8k)\n"
-"  -q, --qd N           outstanding IOs per worker, 1..256 (default 16)\n"
+"      --qd N           outstanding IOs per worker, 1..256 (default 16)\n"
 "  -w, --workers N      workers, 1..64 (default 1); smb and pread use QD processes each\n"
 "  -d, --duration T     measured time, e.g. 60, 30s, 2m (default 60s)\n"
-"  -r, --ramp T         ramp-up before measuring (runs IO, not in the summary)\n"
+"      --ramp T         ramp-up before measuring (runs IO, not in the summary)\n"
 "      --random         random block-aligned offsets (default)\n"
 "      --seq            sequential offsets (each slot starts at its own place)\n"
 "      --read           reads only (default)\n"
@@ -117,7 +117,7 @@ static int cmd_load(int argc, char **argv)
 	o->timeout_ms = 10000;
 	o->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "u:b:q:w:d:r:s:e:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "u:b:w:d:s:e:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'u':
 			if (ps_smb_user_parse(optarg, o->domain, sizeof(o->domain), o->user,

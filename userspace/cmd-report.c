@@ -24,7 +24,7 @@ static void usage(FILE *f)
 		"                        [--from T] [--to T] [--rules FILE]\n"
 		"Top tags by growth, each with class, evidence, confidence and leak score.\n"
 		"  -n, --top N        show N tags (default 15, 0 = all)\n"
-		"  -f, --format F     text (80 columns), csv, json (docs/analysis.md), markdown\n"
+		"      --format F     text (80 columns), csv, json (docs/analysis.md), markdown\n"
 		"      --from T       start of the window (e.g. 10s: skip warm-up)\n"
 		"      --to T         end of the window\n"
 		"  -r, --rules FILE   attribution rules (default analysis/rules/default.rules)\n"
@@ -88,7 +88,7 @@ static int cmd_report(int argc, char **argv)
 	bool by_path = false;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "n:f:r:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:r:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (ps_parse_uint(optarg, 0, UINT_MAX, &top)) {

@@ -12,7 +12,7 @@ set -u
 O=${O:-.output}
 PS=${POOLSCOPE:-$O/poolscope}
 TOP=${PS_SRCDIR:-$(pwd)}
-CORPUS=${PS_CORPUS:-$TOP/../shared/corpus}
+CORPUS=${PS_CORPUS:-$TOP/tests/corpus}
 ROUNDS=${ETL_BENCH_ROUNDS:-9}
 REPS=${ETL_BENCH_REPS:-20}
 UNC=$CORPUS/etl/diaghub.kernel.1.etl

@@ -3,7 +3,7 @@
  * libFuzzer harness (make fuzz) for the text inputs of `poolscope convert`: poolmon and
  * !poolused snapshots (ps_convert_text() into a trace), poolscope-win sample files and
  * pooltag.txt, each reading the same input from a file, as the command does. Seeded with
- * ../shared/corpus/windows and tests/fuzz/text-seeds. Its first run found the short-line bug of
+ * tests/corpus/windows and tests/fuzz/text-seeds. Its first run found the short-line bug of
  * parse_line() (test poolmon_short_lines) and the crash on a sample line of spaces (space_lines).
  * A trace converted without an error must load (fuzz_check_loads()).
  */

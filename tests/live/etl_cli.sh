@@ -8,7 +8,7 @@
 set -u
 PS=${POOLSCOPE:?POOLSCOPE not set}
 TOP=${PS_SRCDIR:-$(pwd)}
-CORPUS=${PS_CORPUS:-$TOP/../shared/corpus}
+CORPUS=${PS_CORPUS:-$TOP/tests/corpus}
 [ -d "$CORPUS/etl" ] || { echo "FAIL: corpus not found at $CORPUS (set PS_CORPUS)"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Shared by the corpus tests (#included, the Makefile links each test alone): where the corpus
- * is. $PS_CORPUS, else $PS_SRCDIR/../shared/corpus (a CI clone has shared/ beside it). A missing
- * corpus is a failure with a clear message, never a skip: CI always has it.
+ * is. $PS_CORPUS, else $PS_SRCDIR/tests/corpus (the copy in the source tree, SOURCES.md there).
+ * A missing corpus is a failure with a clear message, never a skip: every clone has it.
  */
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -17,7 +17,7 @@ static const char *corpus_path(const char *rel)
 	if (top && *top)
 		snprintf(b, 1024, "%s/%s", top, rel);
 	else
-		snprintf(b, 1024, "%s/../shared/corpus/%s",
+		snprintf(b, 1024, "%s/tests/corpus/%s",
 			 getenv("PS_SRCDIR") ? getenv("PS_SRCDIR") : ".", rel);
 	return b;
 }
@@ -31,6 +31,6 @@ static bool corpus_have(const char *rel)
 	if (stat(p, &sb) == 0)
 		return true;
 	ps_test_fail(__FILE__, __LINE__, "corpus file %s not found: set PS_CORPUS to the "
-		     "corpus directory (shared/corpus beside the clone)", p);
+		     "corpus directory (tests/corpus of the source tree)", p);
 	return false;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The reader against real files (../shared/corpus/etl, SOURCES.md): every file parses without a
- * problem; net.4.5.2.x64.etl matches TraceEvent's own baseline (COUNT lines and first events);
- * the dissect first-buffer fixture matches the values its origin asserts.
+ * The reader against real files (tests/corpus/etl, tests/corpus/SOURCES.md): every file parses
+ * without a problem; net.4.5.2.x64.etl matches TraceEvent's own baseline (COUNT lines and first
+ * events); the dissect first-buffer fixture matches the values its origin asserts.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -53,7 +53,7 @@ static int walk(const char *rel, unsigned flags, struct ps_etl_hist *h, struct p
 	return r;
 }
 
-/* Every corpus file, both walk orders: the totals SOURCES.md / the notes give, no problem. */
+/* Every corpus file, both walk orders: the totals SOURCES.md gives, no problem. */
 TEST(every_corpus_file_parses)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Streaming reader for Windows .etl files (Event Trace Log), pure C, no Windows API.
- * docs/etw.md describes the format as implemented; ../shared/notes/etl-format.md is the research.
+ * docs/etw.md describes the format as implemented.
  *
  * A file is a sequence of WMI_BUFFER_HEADER buffers; buffer 0 is the header buffer whose first
  * event is TRACE_LOGFILE_HEADER. The reader holds one buffer per processor at most (never the
