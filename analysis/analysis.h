@@ -100,18 +100,43 @@ struct ps_report_row {
 struct ps_report {
 	const struct ps_run *run;
 	uint32_t from, to;
+	double secs;			/* from the end of interval from to the end of to */
 	size_t nrows;
 	struct ps_report_row *rows;	/* ranked, strongest suspect first */
 	const char *sys_name;		/* "SUnreclaim" or "NonPagedPool" */
 	int64_t sys_start, sys_end;
 	int64_t tracked_growth;		/* sum of growth, slab-backing pages excluded */
 	int64_t reclaimable_growth;
+	int64_t drops;			/* the recorder's drops and the kernel's skipped events */
+	int64_t ptr_map_full;		/* objects the recorder's pointer map could not take */
+	int64_t recursion_misses;	/* events the kernel skipped (BPF re-entry) */
 };
 
 /* Builds a report over [from_ns, to_ns] (0, UINT64_MAX: whole run). */
 int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct ps_rules *rs,
 		    uint64_t from_ns, uint64_t to_ns);
 void ps_report_free(struct ps_report *rep);
+
+/*
+ * Fills the rows' slab checks over the report's window and scales the leak score of the
+ * unconfirmed ones (slabinfo.c).
+ */
+void ps_slab_checks(struct ps_report *rep);
+/* Ranks rows, strongest suspect first, slab-backing pages last (the report's order). */
+void ps_rank_rows(struct ps_report_row *rows, size_t n);
+
+/* --by path: the growth of the rows' classes, each sub-class after its parent. */
+#define PS_PATHS_MAX 32
+#define PS_PATH_NAME_MAX 48
+struct ps_path_row {
+	char name[PS_PATH_NAME_MAX];	/* "network", "network/smb-transport" */
+	struct ps_growth g;		/* of the live bytes summed over the class's rows */
+};
+struct ps_paths {
+	size_t n;
+	struct ps_path_row rows[PS_PATHS_MAX];
+};
+int ps_report_paths(const struct ps_report *rep, struct ps_paths *p);
 
 enum ps_fmt { PS_FMT_TEXT, PS_FMT_CSV, PS_FMT_JSON, PS_FMT_MD };
 int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_t top);
