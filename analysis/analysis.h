@@ -112,6 +112,12 @@ struct ps_report {
 	int64_t recursion_misses;	/* events the kernel skipped (BPF re-entry) */
 };
 
+/*
+ * The system counter tracked growth is read against: SUnreclaim on Linux, NonPagedPool on
+ * Windows. Sets *name; returns the series, NULL when the trace has none.
+ */
+const struct ps_series *ps_unreclaimable(const struct ps_run *r, const char **name);
+
 /* Builds a report over [from_ns, to_ns] (0, UINT64_MAX: whole run). */
 int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct ps_rules *rs,
 		    uint64_t from_ns, uint64_t to_ns);

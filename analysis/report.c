@@ -27,7 +27,6 @@ static int64_t counters_last_sum(const struct ps_run *r, const char *prefix)
 int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct ps_rules *rs,
 		    uint64_t from_ns, uint64_t to_ns)
 {
-	const char *os = ps_run_meta(r, PS_META_OS);
 	const struct ps_series *sys;
 	int64_t *live;
 
@@ -75,8 +74,7 @@ int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct 
 	free(live);
 	ps_slab_checks(rep);
 	ps_rank_rows(rep->rows, rep->nrows);
-	rep->sys_name = os && !strcmp(os, PS_OS_WINDOWS) ? PS_SYS_NONPAGED : PS_SYS_SUNRECLAIM;
-	sys = ps_run_sys(r, rep->sys_name);
+	sys = ps_unreclaimable(r, &rep->sys_name);
 	rep->sys_start = sys ? sys->v[rep->from] : -1;
 	rep->sys_end = sys ? sys->v[rep->to] : -1;
 	rep->secs = (r->intervals[rep->to].t_ns - r->intervals[rep->from].t_ns) / 1e9;

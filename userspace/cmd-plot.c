@@ -20,6 +20,7 @@
 #include "userspace/poolscope.h"
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
+#include "analysis/analysis.h"
 
 #define MiB (1024.0 * 1024.0)
 
@@ -118,15 +119,6 @@ static void tag_label(const struct ps_tag *t, char *buf, size_t len)
 	sanitize(buf);
 }
 
-static const struct ps_series *unreclaimable(const struct ps_run *r, const char **name)
-{
-	const char *os = ps_run_meta(r, PS_META_OS);
-	bool win = os && !strcmp(os, PS_OS_WINDOWS);
-
-	*name = win ? PS_SYS_NONPAGED : PS_SYS_SUNRECLAIM;
-	return ps_run_sys(r, *name);
-}
-
 static bool absolute_live(const struct ps_run *r)
 {
 	const char *a = ps_run_meta(r, PS_META_LIVE_ABSOLUTE);
@@ -217,7 +209,7 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 		    unsigned top, const char *title, const char *dir)
 {
 	const char *uname = NULL;
-	const struct ps_series *u = unreclaimable(r, &uname);
+	const struct ps_series *u = ps_unreclaimable(r, &uname);
 	bool abs_live = absolute_live(r);
 	struct rank *rk = NULL;
 	char data[PATH_MAX], script[PATH_MAX], ttl[256], ulabel[96], *vars[10] = { 0 };
@@ -382,7 +374,7 @@ static int plot_two(const struct ps_run *a, const char *pa, const struct ps_run 
 	FILE *f;
 
 	for (j = 0; j < 2; j++)
-		u[j] = unreclaimable(rs[j], &un[j]);
+		u[j] = ps_unreclaimable(rs[j], &un[j]);
 	for (j = 0; j < 2; j++)
 		for (k = 0; k < rs[j]->nintervals; k++) {
 			peak = fmax(peak, fabs(tracked(rs[j], k)));

@@ -455,3 +455,24 @@ TEST(slabinfo_cross_check_class_counters)
 	ps_run_free(r);
 	ps_rules_free(rs);
 }
+
+/* One choice of system counter for report and plot: by the trace's os, absent when unrecorded. */
+TEST(unreclaimable_counter)
+{
+	struct ps_run *l = linux_run(), *w = ps_run_new(2);
+	const struct ps_series *s;
+	const char *name = NULL;
+
+	if (!ASSERT_TRUE(l && w, "setup"))
+		return;
+	s = ps_unreclaimable(l, &name);
+	ASSERT_STREQ(name, "SUnreclaim", "linux");
+	ASSERT_TRUE(s && s->v[1] == 100070000, "the SUnreclaim series");
+	ps_run_set_meta(w, "os", "windows");
+	ASSERT_TRUE(!ps_unreclaimable(w, &name), "windows run without the counter");
+	ASSERT_STREQ(name, "NonPagedPool", "windows");
+	ps_run_add_sys(w, "NonPagedPool");
+	ASSERT_TRUE(ps_unreclaimable(w, &name) == ps_run_sys(w, "NonPagedPool"), "found");
+	ps_run_free(l);
+	ps_run_free(w);
+}
