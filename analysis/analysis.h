@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "userspace/lib/trace/trace.h"
+#include "analysis/label.h"
 
 enum ps_rule_field { PS_RF_FRAME, PS_RF_SITE, PS_RF_CACHE, PS_RF_OWNER, PS_RF_CTX, PS_RF__N };
 
@@ -148,7 +149,5 @@ enum ps_fmt { PS_FMT_TEXT, PS_FMT_CSV, PS_FMT_JSON, PS_FMT_MD };
 int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_t top);
 /* Growth per path (class), sub-classes indented; text/csv/json. */
 int ps_report_print_paths(FILE *f, const struct ps_report *rep, enum ps_fmt fmt);
-/* The tag's display name: name, or cache, or site, never NULL. */
-const char *ps_tag_label(const struct ps_tag *t, char *buf, size_t len);
 
 #endif

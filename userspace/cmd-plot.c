@@ -101,24 +101,6 @@ static void sanitize(char *s)
 			*s = ' ';
 }
 
-static void tag_label(const struct ps_tag *t, char *buf, size_t len)
-{
-	if (t->site_sym && *t->site_sym) {
-		char sym[64];
-		char *plus;
-
-		ps_strlcpy(sym, t->site_sym, sizeof(sym));
-		plus = strchr(sym, '+');
-		if (plus)
-			*plus = '\0';
-		snprintf(buf, len, "%s <- %s", t->name ? t->name : "?", sym);
-	} else {
-		snprintf(buf, len, "%s%s%s", t->name ? t->name : "?", t->pool ? " " : "",
-			 t->pool ? t->pool : "");
-	}
-	sanitize(buf);
-}
-
 static bool absolute_live(const struct ps_run *r)
 {
 	const char *a = ps_run_meta(r, PS_META_LIVE_ABSOLUTE);
@@ -258,9 +240,10 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 	}
 	fprintf(f, "t\tbase");
 	for (i = 0; i < ntop; i++) {
-		char lab[128];
+		char lab[256];
 
-		tag_label(&r->tags[rk[i].idx].tag, lab, sizeof(lab));
+		ps_tag_label(&r->tags[rk[i].idx].tag, lab, sizeof(lab));
+		sanitize(lab);
 		fprintf(f, "\t%s", lab);
 	}
 	{

@@ -33,7 +33,7 @@ check_svg() { # file, legend strings...
 "$POOLSCOPE" plot "$d/linux.db" -o "$d/linux.png" || fail "linux png"
 check_png "$d/linux.png"
 "$POOLSCOPE" plot "$d/linux.db" -o "$d/linux.svg" || fail "linux svg"
-check_svg "$d/linux.svg" "kmalloc-256 &lt;- smb2_read" "other (4 tags)" "SUnreclaim growth" "IOPS (workload)" "live bytes (MiB)"
+check_svg "$d/linux.svg" "kmalloc-256@smb2_read+0x1a2" "other (4 tags)" "SUnreclaim growth" "IOPS (workload)" "live bytes (MiB)"
 "$POOLSCOPE" plot "$d/windows.db" -o "$d/win.svg" --top 3 || fail "windows svg"
 check_svg "$d/win.svg" "LSbf" "NonPagedPool growth (meminfo)" "other (6 tags)"
 grep -q 'IOPS (workload)' "$d/win.svg" && fail "windows plot has an IOPS line without workload rows"

@@ -476,3 +476,20 @@ TEST(unreclaimable_counter)
 	ps_run_free(l);
 	ps_run_free(w);
 }
+
+/* The one spelling of a tag in every output: name, and the call site where a cache has several. */
+TEST(tag_label_spelling)
+{
+	struct ps_tag km = { .kind = "kmalloc", .name = "kmalloc-256", .cache = "kmalloc-256",
+			     .site_sym = "smb2_read+0x1a2", .site_module = "ksmbd" };
+	struct ps_tag pool = { .kind = "pool", .name = "LSbf", .site_sym = "srvnet.sys+0x1a2b0",
+			       .pool = "nonpaged" };
+	struct ps_tag anon = { .kind = "slab", .cache = "dentry" }, none = { 0 };
+	char b[64], small[8];
+
+	ASSERT_STREQ(ps_tag_label(&km, b, sizeof(b)), "kmalloc-256@smb2_read+0x1a2", "kmalloc");
+	ASSERT_STREQ(ps_tag_label(&pool, b, sizeof(b)), "LSbf", "a pool tag is its name");
+	ASSERT_STREQ(ps_tag_label(&anon, b, sizeof(b)), "dentry", "cache when unnamed");
+	ASSERT_STREQ(ps_tag_label(&none, b, sizeof(b)), "?", "nothing known");
+	ASSERT_STREQ(ps_tag_label(&km, small, sizeof(small)), "kmalloc", "truncated to the buffer");
+}
