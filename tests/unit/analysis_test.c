@@ -11,6 +11,7 @@
 
 #include "test.h"
 #include "analysis/analysis.h"
+#include "analysis/diff.h"
 #include "userspace/lib/util/util.h"
 
 static struct ps_rules *default_rules(void)
@@ -492,4 +493,105 @@ TEST(tag_label_spelling)
 	ASSERT_STREQ(ps_tag_label(&anon, b, sizeof(b)), "dentry", "cache when unnamed");
 	ASSERT_STREQ(ps_tag_label(&none, b, sizeof(b)), "?", "nothing known");
 	ASSERT_STREQ(ps_tag_label(&km, small, sizeof(small)), "kmalloc", "truncated to the buffer");
+}
+
+/* A kmalloc tag of a diff run, growing step bytes an interval; module NULL: vmlinux. */
+static void diff_tag(struct ps_run *r, const char *cache, const char *site, const char *module,
+		     int64_t step, uint32_t flags)
+{
+	struct ps_tag t = { .id = (int64_t)r->ntags + 100, .kind = "kmalloc", .name = cache,
+			    .cache = cache, .site_sym = site, .site_module = module, .flags = flags };
+	struct ps_tag_series *ts = ps_run_add_tag(r, &t);
+
+	for (uint32_t i = 0; ts && i < r->nintervals; i++)
+		ts->s[i].live_bytes = step * i;
+}
+
+/* Ten 1 s intervals; ios > 0: workload rows with that many IOs an interval. */
+static struct ps_run *diff_run(uint64_t ios)
+{
+	struct ps_run *r = ps_run_new(10);
+
+	for (uint32_t i = 0; r && i < 10; i++)
+		r->intervals[i].t_ns = (i + 1) * 1000000000ull;
+	if (r && ios && !ps_run_enable_workload(r))
+		for (uint32_t i = 0; i < 10; i++)
+			r->workload[i].ios = ios;
+	return r;
+}
+
+static const struct ps_diff_row *diff_find(const struct ps_diff *d, const char *cache)
+{
+	for (size_t i = 0; i < d->nrows; i++)
+		if (!strcmp(d->rows[i].row->ts->tag.cache, cache))
+			return &d->rows[i];
+	return NULL;
+}
+
+/*
+ * diff aligns tags by kind, cache, symbol without offset and module (ids and offsets differ
+ * between runs), lists B's tags that A's aligned tags did not grow a tenth as much as, leaves
+ * out small growth and slab-backing pages, and normalises per second or, when both runs have
+ * IOs, per IO.
+ */
+TEST(diff_align_and_normalise)
+{
+	struct ps_rules *rs = default_rules();
+	struct ps_report ra = { 0 }, rb = { 0 };
+	struct ps_diff d = { 0 };
+	struct ps_run *a = NULL, *b = NULL;
+	const struct ps_diff_row *dr;
+	char k1[128], k2[128];
+
+	for (int per_io = 0; per_io < 2; per_io++) {
+		a = diff_run(per_io ? 100 : 0);
+		b = diff_run(per_io ? 1000 : 0);
+		if (!ASSERT_TRUE(rs && a && b, "setup"))
+			goto out;
+		diff_tag(a, "kmalloc-256", "smb2_read+0x10", "ksmbd", 65536, 0);
+		diff_tag(a, "kmalloc-512", "foo+0x1", NULL, 0, 0);
+		diff_tag(a, "kmalloc-1k", "bar+0x1", NULL, 65536, 0);
+		diff_tag(a, "kmalloc-2k", "qux+0x1", NULL, 4096, 0);
+		diff_tag(b, "kmalloc-256", "smb2_read+0x99", "ksmbd", 65536, 0);
+		diff_tag(b, "kmalloc-512", "foo+0x2", NULL, 65536, 0);
+		diff_tag(b, "kmalloc-1k", "bar+0x1", "cifs", 65536, 0);
+		diff_tag(b, "kmalloc-2k", "qux+0x1", NULL, 65536, 0);
+		diff_tag(b, "kmalloc-64", "baz+0x1", NULL, 1024, 0);
+		diff_tag(b, "order-0", "allocate_slab+0x1", NULL, 1 << 20, PS_TAG_F_SLAB_BACKING);
+		if (!ASSERT_OK(ps_report_build(&ra, a, rs, 0, UINT64_MAX), "report A") ||
+		    !ASSERT_OK(ps_report_build(&rb, b, rs, 0, UINT64_MAX), "report B") ||
+		    !ASSERT_OK(ps_diff_build(&d, &ra, &rb), "diff"))
+			goto out;
+		ASSERT_EQ(d.per_io, per_io, "per IO only when both runs have IOs");
+		ASSERT_EQ(d.nrows, per_io ? 2 : 3, "the tags growing in B only");
+		/* A grew 1/16 of B per second, but A did a tenth of B's IOs: per IO 0.625 of B */
+		dr = diff_find(&d, "kmalloc-2k");
+		ASSERT_TRUE(per_io ? !dr : dr && dr->a == 4096, "less than a tenth of B's, normalised");
+		ASSERT_TRUE(!diff_find(&d, "kmalloc-256"), "aligned across offsets and ids: in A too");
+		dr = diff_find(&d, "kmalloc-512");
+		if (ASSERT_NOT_NULL(dr, "flat in A, growing in B")) {
+			ASSERT_NEAR(dr->a, 0, 1e-9, "A's growth");
+			/* 9 x 64 KiB over 9 s, or over 10 x 1000 IOs */
+			ASSERT_NEAR(dr->b, per_io ? 9 * 65536 / 10000.0 : 65536, 1e-9, "B normalised");
+		}
+		dr = diff_find(&d, "kmalloc-1k");
+		ASSERT_TRUE(dr && dr->a == 0, "another module is another tag");
+		ps_diff_key(&a->tags[0].tag, k1, sizeof(k1));
+		ps_diff_key(&b->tags[0].tag, k2, sizeof(k2));
+		ASSERT_STREQ(k1, "kmalloc|kmalloc-256|smb2_read|ksmbd", "key");
+		ASSERT_STREQ(k2, k1, "same key in B");
+		ps_diff_free(&d);
+		ps_report_free(&ra);
+		ps_report_free(&rb);
+		ps_run_free(a);
+		ps_run_free(b);
+		a = b = NULL;
+	}
+out:
+	ps_diff_free(&d);
+	ps_report_free(&ra);
+	ps_report_free(&rb);
+	ps_run_free(a);
+	ps_run_free(b);
+	ps_rules_free(rs);
 }
