@@ -122,7 +122,15 @@ const struct ps_series *ps_unreclaimable(const struct ps_run *r, const char **na
 /* Builds a report over [from_ns, to_ns] (0, UINT64_MAX: whole run). */
 int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct ps_rules *rs,
 		    uint64_t from_ns, uint64_t to_ns);
+/*
+ * The report without attribution (no rules needed, every row's a left zeroed): the rows, their
+ * order, the totals. What the plot stacks, so its top N is the report's.
+ */
+int ps_report_rank(struct ps_report *rep, const struct ps_run *r, uint64_t from_ns,
+		   uint64_t to_ns);
 void ps_report_free(struct ps_report *rep);
+/* Live bytes of every tag at interval k, slab-backing pages left out (counted by their slabs). */
+int64_t ps_tracked_live(const struct ps_run *r, uint32_t k);
 
 /*
  * Fills the rows' slab checks over the report's window and scales the leak score of the

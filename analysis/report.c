@@ -24,16 +24,11 @@ static int64_t counters_last_sum(const struct ps_run *r, const char *prefix)
 	return d;
 }
 
-int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct ps_rules *rs,
-		    uint64_t from_ns, uint64_t to_ns)
+/* The window [from_ns, to_ns] as interval indices; -ERANGE when it is empty. */
+static int set_window(struct ps_report *rep, uint64_t from_ns, uint64_t to_ns)
 {
-	const struct ps_series *sys;
-	int64_t *live;
+	const struct ps_run *r = rep->run;
 
-	memset(rep, 0, sizeof(*rep));
-	rep->run = r;
-	if (r->nintervals == 0)
-		return -PS_ERR__CORRUPT;
 	rep->from = from_ns ? ps_run_interval_at(r, from_ns) : 0;
 	rep->to = r->nintervals - 1;
 	if (to_ns != UINT64_MAX) {
@@ -43,6 +38,43 @@ int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct 
 	}
 	if (rep->from > rep->to)
 		return -ERANGE;
+	rep->secs = (r->intervals[rep->to].t_ns - r->intervals[rep->from].t_ns) / 1e9;
+	return 0;
+}
+
+/* A tag's row: its growth over the window (live is scratch, one value an interval). */
+static void tag_row(const struct ps_report *rep, const struct ps_tag_series *ts, int64_t *live,
+		    struct ps_report_row *row)
+{
+	const struct ps_run *r = rep->run;
+
+	row->ts = ts;
+	row->reclaimable = ts->tag.flags & PS_TAG_F_RECLAIMABLE;
+	for (uint32_t k = 0; k < r->nintervals; k++)
+		live[k] = ts->s[k].live_bytes;
+	ps_growth_series(r, live, rep->from, rep->to, row->reclaimable, &row->g);
+	for (uint32_t k = rep->from; k <= rep->to; k++) {
+		if (k == rep->from && rep->from > 0)
+			continue;
+		row->g.allocs += ts->s[k].allocs;
+		row->g.frees += ts->s[k].frees;
+	}
+}
+
+int ps_report_rank(struct ps_report *rep, const struct ps_run *r, uint64_t from_ns,
+		   uint64_t to_ns)
+{
+	const struct ps_series *sys;
+	int64_t *live;
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->run = r;
+	if (r->nintervals == 0)
+		return -PS_ERR__CORRUPT;
+	rc = set_window(rep, from_ns, to_ns);
+	if (rc)
+		return rc;
 	rep->rows = calloc(r->ntags ? r->ntags : 1, sizeof(*rep->rows));
 	live = calloc(r->nintervals, sizeof(*live));
 	if (!rep->rows || !live) {
@@ -50,22 +82,10 @@ int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct 
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < r->ntags; i++) {
-		const struct ps_tag_series *ts = &r->tags[i];
 		struct ps_report_row *row = &rep->rows[rep->nrows++];
 
-		row->ts = ts;
-		row->reclaimable = ts->tag.flags & PS_TAG_F_RECLAIMABLE;
-		for (uint32_t k = 0; k < r->nintervals; k++)
-			live[k] = ts->s[k].live_bytes;
-		ps_growth_series(r, live, rep->from, rep->to, row->reclaimable, &row->g);
-		for (uint32_t k = rep->from; k <= rep->to; k++) {
-			if (k == rep->from && rep->from > 0)
-				continue;
-			row->g.allocs += ts->s[k].allocs;
-			row->g.frees += ts->s[k].frees;
-		}
-		ps_attribute(rs, r, ts, &row->a);
-		if (!(ts->tag.flags & PS_TAG_F_SLAB_BACKING)) {
+		tag_row(rep, &r->tags[i], live, row);
+		if (!(row->ts->tag.flags & PS_TAG_F_SLAB_BACKING)) {
 			rep->tracked_growth += row->g.growth;
 			if (row->reclaimable)
 				rep->reclaimable_growth += row->g.growth;
@@ -77,11 +97,33 @@ int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct 
 	sys = ps_unreclaimable(r, &rep->sys_name);
 	rep->sys_start = sys ? sys->v[rep->from] : -1;
 	rep->sys_end = sys ? sys->v[rep->to] : -1;
-	rep->secs = (r->intervals[rep->to].t_ns - r->intervals[rep->from].t_ns) / 1e9;
 	rep->recursion_misses = counters_last_sum(r, PS_CTR_RECURSION_PREFIX);
 	rep->drops = counters_last_sum(r, PS_CTR_DROPS_PREFIX) + rep->recursion_misses;
 	rep->ptr_map_full = ps_run_counter_last(r, PS_CTR_DROP_PTR_MAP_FULL);
 	return 0;
+}
+
+int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct ps_rules *rs,
+		    uint64_t from_ns, uint64_t to_ns)
+{
+	int rc = ps_report_rank(rep, r, from_ns, to_ns);
+
+	if (rc)
+		return rc;
+	/* the class of a tag does not move it in the ranking */
+	for (size_t i = 0; i < rep->nrows; i++)
+		ps_attribute(rs, r, rep->rows[i].ts, &rep->rows[i].a);
+	return 0;
+}
+
+int64_t ps_tracked_live(const struct ps_run *r, uint32_t k)
+{
+	int64_t tot = 0;
+
+	for (size_t i = 0; i < r->ntags; i++)
+		if (!(r->tags[i].tag.flags & PS_TAG_F_SLAB_BACKING))
+			tot += r->tags[i].s[k].live_bytes;
+	return tot;
 }
 
 void ps_report_free(struct ps_report *rep)

@@ -595,3 +595,32 @@ out:
 	ps_run_free(b);
 	ps_rules_free(rs);
 }
+
+/* The plot's ranking is the report's: same rows, same order, no rules needed. */
+TEST(rank_without_rules)
+{
+	struct ps_rules *rs = default_rules();
+	struct ps_run *r = linux_run();
+	struct ps_report rep, rk;
+
+	if (!ASSERT_TRUE(rs && r, "setup"))
+		return;
+	if (!ASSERT_OK(ps_report_build(&rep, r, rs, 0, UINT64_MAX), "build") ||
+	    !ASSERT_OK(ps_report_rank(&rk, r, 0, UINT64_MAX), "rank"))
+		return;
+	if (ASSERT_EQ(rk.nrows, rep.nrows, "rows")) {
+		for (size_t i = 0; i < rk.nrows; i++) {
+			ASSERT_TRUE(rk.rows[i].ts == rep.rows[i].ts, "same order");
+			ASSERT_STREQ(rk.rows[i].a.cls, "", "not attributed");
+		}
+	}
+	ASSERT_STREQ(rk.rows[0].ts->tag.cache, "kmalloc-2k", "the leak first");
+	ASSERT_TRUE(rk.rows[rk.nrows - 1].ts->tag.flags & PS_TAG_F_SLAB_BACKING, "backing last");
+	ASSERT_EQ(rk.tracked_growth, rep.tracked_growth, "totals");
+	/* kmalloc-2k 64 KiB and dentry 4 KiB an interval; the slab-backing page left out */
+	ASSERT_EQ(ps_tracked_live(r, 9), 9 * (65536 + 4096), "tracked live bytes");
+	ps_report_free(&rk);
+	ps_report_free(&rep);
+	ps_run_free(r);
+	ps_rules_free(rs);
+}
