@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Pure analysis over an in-memory run (struct ps_run): attribution rules (loaded from a data
- * file, analysis/rules/default.rules), growth statistics per tag (least squares rate, R², share
- * of intervals that grew, leak score) and the ranked report. No SQLite here: tests build runs
- * in memory. docs/analysis.md documents the rules format and the score.
+ * Pure analysis over an in-memory run (struct ps_run): attribution rules (rules.c, loaded from
+ * a data file, analysis/rules/default.rules), growth statistics per tag (growth.c: least
+ * squares rate, R², share of intervals that grew, leak score), the slabinfo cross-check
+ * (slabinfo.c), the ranked report (report.c, rank.c) and its formats (format_*.c). A tag's
+ * name: label.h; two runs compared: diff.h. No SQLite here: tests build runs in memory.
+ * docs/analysis.md documents the rules format and the score.
  */
 #ifndef PS_ANALYSIS_H
 #define PS_ANALYSIS_H
@@ -123,8 +125,9 @@ const struct ps_series *ps_unreclaimable(const struct ps_run *r, const char **na
 int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct ps_rules *rs,
 		    uint64_t from_ns, uint64_t to_ns);
 /*
- * The report without attribution (no rules needed, every row's a left zeroed): the rows, their
- * order, the totals. What the plot stacks, so its top N is the report's.
+ * The report without attribution (no rules needed, every row's a left zeroed, so not for
+ * printing): the rows, their order, the totals. What the plot stacks, so its top N is the
+ * report's.
  */
 int ps_report_rank(struct ps_report *rep, const struct ps_run *r, uint64_t from_ns,
 		   uint64_t to_ns);
@@ -151,6 +154,7 @@ struct ps_paths {
 	size_t n;
 	struct ps_path_row rows[PS_PATHS_MAX];
 };
+/* 0 or -ENOMEM. */
 int ps_report_paths(const struct ps_report *rep, struct ps_paths *p);
 
 enum ps_fmt { PS_FMT_TEXT, PS_FMT_CSV, PS_FMT_JSON, PS_FMT_MD };
