@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Pure analysis over an in-memory run (struct ps_run): attribution rules (loaded from a data
- * file, analysis/rules/default.rules), growth statistics per tag (least squares rate, R², share
- * of intervals that grew, leak score) and the ranked report. No SQLite here: tests build runs
- * in memory. docs/analysis.md documents the rules format and the score.
+ * Pure analysis over an in-memory run (struct ps_run): attribution rules (rules.c, loaded from
+ * a data file, analysis/rules/default.rules), growth statistics per tag (growth.c: least
+ * squares rate, R², share of intervals that grew, leak score), the slabinfo cross-check
+ * (slabinfo.c), the ranked report (report.c, rank.c) and its formats (format_*.c). A tag's
+ * name: label.h; two runs compared: diff.h. No SQLite here: tests build runs in memory.
+ * docs/analysis.md documents the rules format and the score.
  */
 #ifndef PS_ANALYSIS_H
 #define PS_ANALYSIS_H
@@ -14,6 +16,7 @@
 #include <stdio.h>
 
 #include "userspace/lib/trace/trace.h"
+#include "analysis/label.h"
 
 enum ps_rule_field { PS_RF_FRAME, PS_RF_SITE, PS_RF_CACHE, PS_RF_OWNER, PS_RF_CTX, PS_RF__N };
 
@@ -100,24 +103,63 @@ struct ps_report_row {
 struct ps_report {
 	const struct ps_run *run;
 	uint32_t from, to;
+	double secs;			/* from the end of interval from to the end of to */
 	size_t nrows;
 	struct ps_report_row *rows;	/* ranked, strongest suspect first */
 	const char *sys_name;		/* "SUnreclaim" or "NonPagedPool" */
 	int64_t sys_start, sys_end;
 	int64_t tracked_growth;		/* sum of growth, slab-backing pages excluded */
 	int64_t reclaimable_growth;
+	int64_t drops;			/* the recorder's drops and the kernel's skipped events */
+	int64_t ptr_map_full;		/* objects the recorder's pointer map could not take */
+	int64_t recursion_misses;	/* events the kernel skipped (BPF re-entry) */
 };
+
+/*
+ * The system counter tracked growth is read against: SUnreclaim on Linux, NonPagedPool on
+ * Windows. Sets *name; returns the series, NULL when the trace has none.
+ */
+const struct ps_series *ps_unreclaimable(const struct ps_run *r, const char **name);
 
 /* Builds a report over [from_ns, to_ns] (0, UINT64_MAX: whole run). */
 int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct ps_rules *rs,
 		    uint64_t from_ns, uint64_t to_ns);
+/*
+ * The report without attribution (no rules needed, every row's a left zeroed, so not for
+ * printing): the rows, their order, the totals. What the plot stacks, so its top N is the
+ * report's.
+ */
+int ps_report_rank(struct ps_report *rep, const struct ps_run *r, uint64_t from_ns,
+		   uint64_t to_ns);
 void ps_report_free(struct ps_report *rep);
+/* Live bytes of every tag at interval k, slab-backing pages left out (counted by their slabs). */
+int64_t ps_tracked_live(const struct ps_run *r, uint32_t k);
+
+/*
+ * Fills the rows' slab checks over the report's window and scales the leak score of the
+ * unconfirmed ones (slabinfo.c).
+ */
+void ps_slab_checks(struct ps_report *rep);
+/* Ranks rows, strongest suspect first, slab-backing pages last (the report's order). */
+void ps_rank_rows(struct ps_report_row *rows, size_t n);
+
+/* --by path: the growth of the rows' classes, each sub-class after its parent. */
+#define PS_PATHS_MAX 32
+#define PS_PATH_NAME_MAX 48
+struct ps_path_row {
+	char name[PS_PATH_NAME_MAX];	/* "network", "network/smb-transport" */
+	struct ps_growth g;		/* of the live bytes summed over the class's rows */
+};
+struct ps_paths {
+	size_t n;
+	struct ps_path_row rows[PS_PATHS_MAX];
+};
+/* 0 or -ENOMEM. */
+int ps_report_paths(const struct ps_report *rep, struct ps_paths *p);
 
 enum ps_fmt { PS_FMT_TEXT, PS_FMT_CSV, PS_FMT_JSON, PS_FMT_MD };
 int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_t top);
 /* Growth per path (class), sub-classes indented; text/csv/json. */
 int ps_report_print_paths(FILE *f, const struct ps_report *rep, enum ps_fmt fmt);
-/* The tag's display name: name, or cache, or site, never NULL. */
-const char *ps_tag_label(const struct ps_tag *t, char *buf, size_t len);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * poolscope plot: renders a trace with gnuplot. One trace: the live bytes of the top N tags
- * stacked plus "other", the unreclaimable total (SUnreclaim on Linux, NonPagedPool on Windows)
+ * poolscope plot: renders a trace with gnuplot. One trace: the live bytes of the report's top N
+ * tags (its ranking, from analysis/) stacked plus "other", the unreclaimable total (SUnreclaim on Linux, NonPagedPool on Windows)
  * as a line and the workload's IOPS on the second axis. Two traces: both runs on one time axis.
  * The data goes to gnuplot as a tab-separated file in a private temporary directory; the
  * scripts live in plots/ so they can be tuned without rebuilding.
@@ -20,6 +20,7 @@
 #include "userspace/poolscope.h"
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
+#include "analysis/analysis.h"
 
 #define MiB (1024.0 * 1024.0)
 
@@ -101,33 +102,6 @@ static void sanitize(char *s)
 			*s = ' ';
 }
 
-static void tag_label(const struct ps_tag *t, char *buf, size_t len)
-{
-	if (t->site_sym && *t->site_sym) {
-		char sym[64];
-		char *plus;
-
-		ps_strlcpy(sym, t->site_sym, sizeof(sym));
-		plus = strchr(sym, '+');
-		if (plus)
-			*plus = '\0';
-		snprintf(buf, len, "%s <- %s", t->name ? t->name : "?", sym);
-	} else {
-		snprintf(buf, len, "%s%s%s", t->name ? t->name : "?", t->pool ? " " : "",
-			 t->pool ? t->pool : "");
-	}
-	sanitize(buf);
-}
-
-static const struct ps_series *unreclaimable(const struct ps_run *r, const char **name)
-{
-	const char *os = ps_run_meta(r, PS_META_OS);
-	bool win = os && !strcmp(os, PS_OS_WINDOWS);
-
-	*name = win ? PS_SYS_NONPAGED : PS_SYS_SUNRECLAIM;
-	return ps_run_sys(r, *name);
-}
-
 static bool absolute_live(const struct ps_run *r)
 {
 	const char *a = ps_run_meta(r, PS_META_LIVE_ABSOLUTE);
@@ -191,16 +165,31 @@ static char *num(const char *k, long v)
 	return s;
 }
 
-struct rank {
-	size_t idx;
-	double key;
-};
-
-static int cmp_rank(const void *a, const void *b)
+/*
+ * The tags to stack: the report's top N (ps_report_rank: the plot names the suspects the report
+ * ranks first) less pages backing slabs, whose objects are counted already, and tags that never
+ * hold live bytes (nothing to draw). Fills st[i] for row i; returns how many.
+ */
+static size_t stacked(const struct ps_report *rep, unsigned top, bool *st)
 {
-	double x = ((const struct rank *)a)->key, y = ((const struct rank *)b)->key;
+	size_t n = 0;
 
-	return x < y ? 1 : x > y ? -1 : 0;
+	for (size_t i = 0; i < rep->nrows && i < top; i++) {
+		const struct ps_tag_series *ts = rep->rows[i].ts;
+
+		if (ts->tag.flags & PS_TAG_F_SLAB_BACKING)
+			continue;
+		for (uint32_t k = 0; k < rep->run->nintervals && !st[i]; k++)
+			st[i] = ts->s[k].live_bytes > 0;
+		n += st[i];
+	}
+	return n;
+}
+
+/* In "other": neither stacked nor a page backing slabs. */
+static bool other(const struct ps_report *rep, const bool *st, size_t i)
+{
+	return !st[i] && !(rep->rows[i].ts->tag.flags & PS_TAG_F_SLAB_BACKING);
 }
 
 static void default_title(const struct ps_run *r, const char *path, char *buf, size_t len)
@@ -218,12 +207,13 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 		    unsigned top, const char *title, const char *dir)
 {
 	const char *uname = NULL;
-	const struct ps_series *u = unreclaimable(r, &uname);
+	const struct ps_series *u = ps_unreclaimable(r, &uname);
 	bool abs_live = absolute_live(r);
-	struct rank *rk = NULL;
+	struct ps_report rep = { 0 };
+	bool *st = NULL;
 	char data[PATH_MAX], script[PATH_MAX], ttl[256], ulabel[96], *vars[10] = { 0 };
 	double peak = 0, div;
-	size_t ntop, i;
+	size_t nstack, nother = 0, i;
 	uint32_t k;
 	int ret = 0, ucol = 0, icol = 0, ncol;
 	FILE *f = NULL;
@@ -232,22 +222,13 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 		fprintf(stderr, "poolscope plot: %s: no intervals to plot\n", path);
 		return -EINVAL;
 	}
-	rk = calloc(r->ntags + 1, sizeof(*rk));
-	if (!rk)
-		return -ENOMEM;
-	for (i = 0; i < r->ntags; i++) {
-		double m = 0;
-
-		/* pages backing slabs are counted by their objects already: never stack them */
-		for (k = 0; k < r->nintervals; k++)
-			m = fmax(m, (double)r->tags[i].s[k].live_bytes);
-		rk[i].idx = i;
-		rk[i].key = r->tags[i].tag.flags & PS_TAG_F_SLAB_BACKING ? -1 : m;
+	ret = ps_report_rank(&rep, r, 0, UINT64_MAX);
+	st = calloc(rep.nrows + 1, sizeof(*st));
+	if (ret || !st) {
+		ret = ret ? ret : -ENOMEM;
+		goto out;
 	}
-	qsort(rk, r->ntags, sizeof(*rk), cmp_rank);
-	ntop = MIN((size_t)top, r->ntags);
-	while (ntop && rk[ntop - 1].key <= 0)
-		ntop--;
+	nstack = stacked(&rep, top, st);
 	for (k = 0; k < r->nintervals; k++) {
 		double tot = 0;
 
@@ -266,20 +247,18 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 		goto out;
 	}
 	fprintf(f, "t\tbase");
-	for (i = 0; i < ntop; i++) {
-		char lab[128];
+	for (i = 0; i < rep.nrows; i++) {
+		char lab[256];
 
-		tag_label(&r->tags[rk[i].idx].tag, lab, sizeof(lab));
+		nother += other(&rep, st, i);
+		if (!st[i])
+			continue;
+		ps_tag_label(&rep.rows[i].ts->tag, lab, sizeof(lab));
+		sanitize(lab);
 		fprintf(f, "\t%s", lab);
 	}
-	{
-		size_t nother = 0;
-
-		for (i = ntop; i < r->ntags; i++)
-			nother += rk[i].key >= 0;
-		fprintf(f, "\tother (%zu tags)", nother);
-	}
-	ncol = 2 + (int)ntop + 1;
+	fprintf(f, "\tother (%zu tags)", nother);
+	ncol = 2 + (int)nstack + 1;
 	if (u) {
 		snprintf(ulabel, sizeof(ulabel), "%s%s (meminfo)", uname, abs_live ? "" : " growth");
 		fprintf(f, "\t%s", ulabel);
@@ -294,13 +273,16 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 		double cum = 0, rest = 0, dur = r->intervals[k].dur_ns / 1e9;
 
 		fprintf(f, "%.3f\t0", r->intervals[k].t_ns / 1e9);
-		for (i = 0; i < ntop; i++) {
-			cum += fmax(0, (double)r->tags[rk[i].idx].s[k].live_bytes) / div;
-			fprintf(f, "\t%.6f", cum);
+		for (i = 0; i < rep.nrows; i++) {
+			double v = fmax(0, (double)rep.rows[i].ts->s[k].live_bytes) / div;
+
+			if (st[i]) {
+				cum += v;
+				fprintf(f, "\t%.6f", cum);
+			} else if (other(&rep, st, i)) {
+				rest += v;
+			}
 		}
-		for (i = ntop; i < r->ntags; i++)
-			if (rk[i].key >= 0)
-				rest += fmax(0, (double)r->tags[rk[i].idx].s[k].live_bytes) / div;
 		fprintf(f, "\t%.6f", cum + rest);
 		if (u) {
 			if (u->v[k] < 0)
@@ -333,7 +315,7 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 	vars[2] = quote("term", term);
 	vars[3] = quote("title", ttl);
 	vars[4] = quote("unit", div > MiB ? "GiB" : "MiB");
-	vars[5] = num("nstack", (long)ntop + 1);
+	vars[5] = num("nstack", (long)nstack + 1);
 	vars[6] = num("ucol", ucol);
 	vars[7] = quote("uname", ucol ? ulabel : "");
 	vars[8] = num("icol", icol);
@@ -348,18 +330,9 @@ out:
 		fclose(f);
 	for (i = 0; i < ARRAY_SIZE(vars); i++)
 		free(vars[i]);
-	free(rk);
+	free(st);
+	ps_report_free(&rep);
 	return ret;
-}
-
-static double tracked(const struct ps_run *r, uint32_t k)
-{
-	double tot = 0;
-
-	for (size_t i = 0; i < r->ntags; i++)
-		if (!(r->tags[i].tag.flags & PS_TAG_F_SLAB_BACKING))
-			tot += (double)r->tags[i].s[k].live_bytes;
-	return tot;
 }
 
 static const char *run_name(const struct ps_run *r, const char *path)
@@ -383,10 +356,10 @@ static int plot_two(const struct ps_run *a, const char *pa, const struct ps_run 
 	FILE *f;
 
 	for (j = 0; j < 2; j++)
-		u[j] = unreclaimable(rs[j], &un[j]);
+		u[j] = ps_unreclaimable(rs[j], &un[j]);
 	for (j = 0; j < 2; j++)
 		for (k = 0; k < rs[j]->nintervals; k++) {
-			peak = fmax(peak, fabs(tracked(rs[j], k)));
+			peak = fmax(peak, fabs((double)ps_tracked_live(rs[j], k)));
 			if (u[j] && u[j]->v[k] >= 0)
 				peak = fmax(peak, fabs((double)(u[j]->v[k] - u[j]->v[0])));
 		}
@@ -410,7 +383,7 @@ static int plot_two(const struct ps_run *a, const char *pa, const struct ps_run 
 				fprintf(f, "\tNaN\tNaN");
 				continue;
 			}
-			fprintf(f, "\t%.6f", tracked(rs[j], k) / div);
+			fprintf(f, "\t%.6f", (double)ps_tracked_live(rs[j], k) / div);
 			if (u[j] && u[j]->v[k] >= 0)
 				fprintf(f, "\t%.6f", (double)(u[j]->v[k] - u[j]->v[0]) / div);
 			else

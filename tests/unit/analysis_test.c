@@ -11,6 +11,7 @@
 
 #include "test.h"
 #include "analysis/analysis.h"
+#include "analysis/diff.h"
 #include "userspace/lib/util/util.h"
 
 static struct ps_rules *default_rules(void)
@@ -451,6 +452,174 @@ TEST(slabinfo_cross_check_class_counters)
 	if (!ASSERT_OK(ps_report_build(&rep, r, rs, 0, UINT64_MAX), "build 2"))
 		return;
 	ASSERT_TRUE(rep.rows[0].slab.unconfirmed, "flagged without class counters");
+	ps_report_free(&rep);
+	ps_run_free(r);
+	ps_rules_free(rs);
+}
+
+/* One choice of system counter for report and plot: by the trace's os, absent when unrecorded. */
+TEST(unreclaimable_counter)
+{
+	struct ps_run *l = linux_run(), *w = ps_run_new(2);
+	const struct ps_series *s;
+	const char *name = NULL;
+
+	if (!ASSERT_TRUE(l && w, "setup"))
+		return;
+	s = ps_unreclaimable(l, &name);
+	ASSERT_STREQ(name, "SUnreclaim", "linux");
+	ASSERT_TRUE(s && s->v[1] == 100070000, "the SUnreclaim series");
+	ps_run_set_meta(w, "os", "windows");
+	ASSERT_TRUE(!ps_unreclaimable(w, &name), "windows run without the counter");
+	ASSERT_STREQ(name, "NonPagedPool", "windows");
+	ps_run_add_sys(w, "NonPagedPool");
+	ASSERT_TRUE(ps_unreclaimable(w, &name) == ps_run_sys(w, "NonPagedPool"), "found");
+	ps_run_free(l);
+	ps_run_free(w);
+}
+
+/* The one spelling of a tag in every output: name, and the call site where a cache has several. */
+TEST(tag_label_spelling)
+{
+	struct ps_tag km = { .kind = "kmalloc", .name = "kmalloc-256", .cache = "kmalloc-256",
+			     .site_sym = "smb2_read+0x1a2", .site_module = "ksmbd" };
+	struct ps_tag pool = { .kind = "pool", .name = "LSbf", .site_sym = "srvnet.sys+0x1a2b0",
+			       .pool = "nonpaged" };
+	struct ps_tag anon = { .kind = "slab", .cache = "dentry" }, none = { 0 };
+	char b[64], small[8];
+
+	ASSERT_STREQ(ps_tag_label(&km, b, sizeof(b)), "kmalloc-256@smb2_read+0x1a2", "kmalloc");
+	ASSERT_STREQ(ps_tag_label(&pool, b, sizeof(b)), "LSbf", "a pool tag is its name");
+	ASSERT_STREQ(ps_tag_label(&anon, b, sizeof(b)), "dentry", "cache when unnamed");
+	ASSERT_STREQ(ps_tag_label(&none, b, sizeof(b)), "?", "nothing known");
+	ASSERT_STREQ(ps_tag_label(&km, small, sizeof(small)), "kmalloc", "truncated to the buffer");
+}
+
+/* A kmalloc tag of a diff run, growing step bytes an interval; module NULL: vmlinux. */
+static void diff_tag(struct ps_run *r, const char *cache, const char *site, const char *module,
+		     int64_t step, uint32_t flags)
+{
+	struct ps_tag t = { .id = (int64_t)r->ntags + 100, .kind = "kmalloc", .name = cache,
+			    .cache = cache, .site_sym = site, .site_module = module, .flags = flags };
+	struct ps_tag_series *ts = ps_run_add_tag(r, &t);
+
+	for (uint32_t i = 0; ts && i < r->nintervals; i++)
+		ts->s[i].live_bytes = step * i;
+}
+
+/* Ten 1 s intervals; ios > 0: workload rows with that many IOs an interval. */
+static struct ps_run *diff_run(uint64_t ios)
+{
+	struct ps_run *r = ps_run_new(10);
+
+	for (uint32_t i = 0; r && i < 10; i++)
+		r->intervals[i].t_ns = (i + 1) * 1000000000ull;
+	if (r && ios && !ps_run_enable_workload(r))
+		for (uint32_t i = 0; i < 10; i++)
+			r->workload[i].ios = ios;
+	return r;
+}
+
+static const struct ps_diff_row *diff_find(const struct ps_diff *d, const char *cache)
+{
+	for (size_t i = 0; i < d->nrows; i++)
+		if (!strcmp(d->rows[i].row->ts->tag.cache, cache))
+			return &d->rows[i];
+	return NULL;
+}
+
+/*
+ * diff aligns tags by kind, cache, symbol without offset and module (ids and offsets differ
+ * between runs), lists B's tags that A's aligned tags did not grow a tenth as much as, leaves
+ * out small growth and slab-backing pages, and normalises per second or, when both runs have
+ * IOs, per IO.
+ */
+TEST(diff_align_and_normalise)
+{
+	struct ps_rules *rs = default_rules();
+	struct ps_report ra = { 0 }, rb = { 0 };
+	struct ps_diff d = { 0 };
+	struct ps_run *a = NULL, *b = NULL;
+	const struct ps_diff_row *dr;
+	char k1[128], k2[128];
+
+	for (int per_io = 0; per_io < 2; per_io++) {
+		a = diff_run(per_io ? 100 : 0);
+		b = diff_run(per_io ? 1000 : 0);
+		if (!ASSERT_TRUE(rs && a && b, "setup"))
+			goto out;
+		diff_tag(a, "kmalloc-256", "smb2_read+0x10", "ksmbd", 65536, 0);
+		diff_tag(a, "kmalloc-512", "foo+0x1", NULL, 0, 0);
+		diff_tag(a, "kmalloc-1k", "bar+0x1", NULL, 65536, 0);
+		diff_tag(a, "kmalloc-2k", "qux+0x1", NULL, 4096, 0);
+		diff_tag(b, "kmalloc-256", "smb2_read+0x99", "ksmbd", 65536, 0);
+		diff_tag(b, "kmalloc-512", "foo+0x2", NULL, 65536, 0);
+		diff_tag(b, "kmalloc-1k", "bar+0x1", "cifs", 65536, 0);
+		diff_tag(b, "kmalloc-2k", "qux+0x1", NULL, 65536, 0);
+		diff_tag(b, "kmalloc-64", "baz+0x1", NULL, 1024, 0);
+		diff_tag(b, "order-0", "allocate_slab+0x1", NULL, 1 << 20, PS_TAG_F_SLAB_BACKING);
+		if (!ASSERT_OK(ps_report_build(&ra, a, rs, 0, UINT64_MAX), "report A") ||
+		    !ASSERT_OK(ps_report_build(&rb, b, rs, 0, UINT64_MAX), "report B") ||
+		    !ASSERT_OK(ps_diff_build(&d, &ra, &rb), "diff"))
+			goto out;
+		ASSERT_EQ(d.per_io, per_io, "per IO only when both runs have IOs");
+		ASSERT_EQ(d.nrows, per_io ? 2 : 3, "the tags growing in B only");
+		/* A grew 1/16 of B per second, but A did a tenth of B's IOs: per IO 0.625 of B */
+		dr = diff_find(&d, "kmalloc-2k");
+		ASSERT_TRUE(per_io ? !dr : dr && dr->a == 4096, "less than a tenth of B's, normalised");
+		ASSERT_TRUE(!diff_find(&d, "kmalloc-256"), "aligned across offsets and ids: in A too");
+		dr = diff_find(&d, "kmalloc-512");
+		if (ASSERT_NOT_NULL(dr, "flat in A, growing in B")) {
+			ASSERT_NEAR(dr->a, 0, 1e-9, "A's growth");
+			/* 9 x 64 KiB over 9 s, or over 10 x 1000 IOs */
+			ASSERT_NEAR(dr->b, per_io ? 9 * 65536 / 10000.0 : 65536, 1e-9, "B normalised");
+		}
+		dr = diff_find(&d, "kmalloc-1k");
+		ASSERT_TRUE(dr && dr->a == 0, "another module is another tag");
+		ps_diff_key(&a->tags[0].tag, k1, sizeof(k1));
+		ps_diff_key(&b->tags[0].tag, k2, sizeof(k2));
+		ASSERT_STREQ(k1, "kmalloc|kmalloc-256|smb2_read|ksmbd", "key");
+		ASSERT_STREQ(k2, k1, "same key in B");
+		ps_diff_free(&d);
+		ps_report_free(&ra);
+		ps_report_free(&rb);
+		ps_run_free(a);
+		ps_run_free(b);
+		a = b = NULL;
+	}
+out:
+	ps_diff_free(&d);
+	ps_report_free(&ra);
+	ps_report_free(&rb);
+	ps_run_free(a);
+	ps_run_free(b);
+	ps_rules_free(rs);
+}
+
+/* The plot's ranking is the report's: same rows, same order, no rules needed. */
+TEST(rank_without_rules)
+{
+	struct ps_rules *rs = default_rules();
+	struct ps_run *r = linux_run();
+	struct ps_report rep, rk;
+
+	if (!ASSERT_TRUE(rs && r, "setup"))
+		return;
+	if (!ASSERT_OK(ps_report_build(&rep, r, rs, 0, UINT64_MAX), "build") ||
+	    !ASSERT_OK(ps_report_rank(&rk, r, 0, UINT64_MAX), "rank"))
+		return;
+	if (ASSERT_EQ(rk.nrows, rep.nrows, "rows")) {
+		for (size_t i = 0; i < rk.nrows; i++) {
+			ASSERT_TRUE(rk.rows[i].ts == rep.rows[i].ts, "same order");
+			ASSERT_STREQ(rk.rows[i].a.cls, "", "not attributed");
+		}
+	}
+	ASSERT_STREQ(rk.rows[0].ts->tag.cache, "kmalloc-2k", "the leak first");
+	ASSERT_TRUE(rk.rows[rk.nrows - 1].ts->tag.flags & PS_TAG_F_SLAB_BACKING, "backing last");
+	ASSERT_EQ(rk.tracked_growth, rep.tracked_growth, "totals");
+	/* kmalloc-2k 64 KiB and dentry 4 KiB an interval; the slab-backing page left out */
+	ASSERT_EQ(ps_tracked_live(r, 9), 9 * (65536 + 4096), "tracked live bytes");
+	ps_report_free(&rk);
 	ps_report_free(&rep);
 	ps_run_free(r);
 	ps_rules_free(rs);

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The report's output formats, one file each: format_text.c (the 80-column text and the
+ * markdown table), format_csv.c, format_json.c (schema in docs/analysis.md). n is how many
+ * ranked rows to print. Internal to analysis/: commands call ps_report_print() and
+ * ps_report_print_paths().
+ */
+#ifndef PS_ANALYSIS_FORMAT_H
+#define PS_ANALYSIS_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analysis/analysis.h"
+
+void ps_format_text(FILE *f, const struct ps_report *rep, size_t n, bool md);
+void ps_format_csv(FILE *f, const struct ps_report *rep, size_t n);
+void ps_format_json(FILE *f, const struct ps_report *rep, size_t n);
+
+void ps_format_paths_text(FILE *f, const struct ps_paths *p);
+void ps_format_paths_csv(FILE *f, const struct ps_paths *p);
+void ps_format_paths_json(FILE *f, const struct ps_paths *p);
+
+#endif

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A tag's display name, the one spelling of every output: report, diff, plot, export and the
+ * recorder's status line. Pure (no allocation, no I/O): it needs only the tag.
+ */
+#ifndef PS_ANALYSIS_LABEL_H
+#define PS_ANALYSIS_LABEL_H
+
+#include <stddef.h>
+
+#include "userspace/lib/trace/trace.h"
+
+/*
+ * name (or cache, or "?"), and for slab, kmalloc and page tags "@site_sym" with its offset:
+ * "kmalloc-256@smb2_read+0x1a2", "dentry", "LSbf". Truncated to len; returns buf.
+ */
+const char *ps_tag_label(const struct ps_tag *t, char *buf, size_t len);
+
+#endif
