@@ -8,13 +8,13 @@
 #include <limits.h>
 #include <stdio.h>
 
+#include "userspace/datafile.h"
 #include "userspace/poolscope.h"
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
 #include "analysis/analysis.h"
 #include "analysis/diff.h"
 
-int ps_default_rules_path(char *buf, size_t len);
 
 /*
  * Normalised growth: per IO it is often a fraction of a byte (300 KB over a million IOs), which

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "userspace/datafile.h"
 #include "userspace/poolscope.h"
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
@@ -67,32 +68,13 @@ static bool have_gnuplot(void)
 	return ok;
 }
 
-/* plots/ beside the source tree the binary was built in, or $POOLSCOPE_PLOTS. */
+/* A gnuplot script: $POOLSCOPE_PLOTS/name, plots/ of the build's source tree, or installed. */
 static int find_script(const char *name, char *out, size_t len)
 {
-	static const char *const rel[] = { "/../plots", "/../../plots", "/../share/poolscope/plots" };
-	const char *env = getenv("POOLSCOPE_PLOTS");
-	char exe[PATH_MAX - 64], *slash;
-	ssize_t n;
+	char rel[64];
 
-	if (env && *env) {
-		snprintf(out, len, "%s/%s", env, name);
-		return access(out, R_OK) ? -ENOENT : 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
-			snprintf(out, len, "%s%s/%s", exe, rel[i], name);
-			if (!access(out, R_OK))
-				return 0;
-		}
-	}
-	snprintf(out, len, "plots/%s", name);
-	return access(out, R_OK) ? -ENOENT : 0;
+	snprintf(rel, sizeof(rel), "plots/%s", name);
+	return ps_datafile("POOLSCOPE_PLOTS", 1, rel, rel, out, len);
 }
 
 static void sanitize(char *s)

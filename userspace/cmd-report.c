@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "userspace/datafile.h"
 #include "userspace/poolscope.h"
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
@@ -31,39 +32,6 @@ static void usage(FILE *f)
 		"EXAMPLES\n"
 		"  poolscope report run.db\n"
 		"  poolscope report run.db --from 5s --format json\n");
-}
-
-/* Finds the default rules: $POOLSCOPE_RULES, then relative to the executable. */
-int ps_default_rules_path(char *buf, size_t len);
-int ps_default_rules_path(char *buf, size_t len)
-{
-	static const char *const rel[] = { "/../analysis/rules/default.rules",
-					   "/../../analysis/rules/default.rules",
-					   "/../share/poolscope/default.rules" };
-	const char *env = getenv("POOLSCOPE_RULES");
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (env) {
-		ps_strlcpy(buf, env, len);
-		return 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
-		for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
-			snprintf(buf, len, "%s%s", exe, rel[i]);
-			if (!access(buf, R_OK))
-				return 0;
-		}
-	}
-	ps_strlcpy(buf, "/usr/share/poolscope/default.rules", len);
-	return access(buf, R_OK) ? -ENOENT : 0;
 }
 
 static int cmd_report(int argc, char **argv)
