@@ -155,6 +155,8 @@ struct rec {
 	uint64_t recursion_misses;	/* summed over the programs, at the last interval */
 	bool no_kfunc;			/* kmalloc classes by size, all kmalloc objects tracked */
 	uint32_t map_ptrs;		/* effective size of the pointer map */
+	struct ps_meminfo_tab meminfo;
+	struct ps_slabinfo_tab slabinfo;
 	char *err;
 	size_t errlen;
 };
@@ -870,6 +872,28 @@ static int write_workload(struct rec *r)
 
 /* --- one interval ---------------------------------------------------------------------- */
 
+static int write_procstat(struct rec *r)
+{
+	int e = 0;
+
+	for (size_t i = 0; i < r->meminfo.n && !e; i++)
+		e = ps_trace_add_sysstat(r->t, r->meminfo.f[i].name, r->meminfo.f[i].value);
+	for (size_t i = 0; i < r->slabinfo.n && !e; i++) {
+		const struct ps_slabinfo_row *row = &r->slabinfo.row[i];
+		struct ps_slabinfo si = {
+			.cache = row->cache,
+			.active_objs = row->active_objs,
+			.num_objs = row->num_objs,
+			.objsize = row->objsize,
+			.objperslab = row->objperslab,
+			.pagesperslab = row->pagesperslab,
+		};
+
+		e = ps_trace_add_slabinfo(r->t, &si);
+	}
+	return e;
+}
+
 static int write_interval(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool final)
 {
 	char perr[256] = "";
@@ -900,13 +924,16 @@ static int write_interval(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t d
 	e = write_prog_stats(r, r->skel ? r->skel->obj : r->empty->obj);
 	if (e)
 		goto out_trace;
-	e = ps_meminfo_write(r->t, "/proc/meminfo", perr, sizeof(perr));
+	e = ps_meminfo_read(&r->meminfo, "/proc/meminfo", perr, sizeof(perr));
 	if (!e)
-		e = ps_slabinfo_write(r->t, "/proc/slabinfo", perr, sizeof(perr));
+		e = ps_slabinfo_read(&r->slabinfo, "/proc/slabinfo", perr, sizeof(perr));
 	if (e) {
 		snprintf(r->err, r->errlen, "%s", perr);
 		return e;
 	}
+	e = write_procstat(r);
+	if (e)
+		goto out_trace;
 	e = write_workload(r);
 	if (e)
 		goto out_trace;
@@ -1311,10 +1338,11 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 	if (e)
 		goto out_unlink;
 	/* After loading, so the JITed programs are in kallsyms too. */
-	e = ps_kallsyms_load(&r->ks, "/proc/kallsyms");
+	e = ps_kallsyms_load(&r->ks, "/proc/kallsyms", err, errlen);
 	if (e) {
-		snprintf(err, errlen, "/proc/kallsyms: %s%s", ps_strerror(e),
-			 e == -EPERM ? " (all addresses are zero: kptr_restrict?)" : "");
+		if (!err[0])
+			snprintf(err, errlen, "/proc/kallsyms: %s%s", ps_strerror(e),
+				 e == -EPERM ? " (all addresses are zero: kptr_restrict?)" : "");
 		goto out_unlink;
 	}
 	e = ps_slabnames_load(&r->sn, "/sys/kernel/slab");
@@ -1430,6 +1458,8 @@ out:
 	ps_htab_fini(&r->page_utags);
 	ps_htab_fini(&r->classes);
 	free(r->valbuf);
+	ps_meminfo_free(&r->meminfo);
+	ps_slabinfo_free(&r->slabinfo);
 	close(wake_pipe[0]);
 	close(wake_pipe[1]);
 	wake_pipe[0] = wake_pipe[1] = -1;
