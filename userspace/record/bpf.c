@@ -205,12 +205,24 @@ static int check_tracepoints(struct rec *r, const struct btf *btf)
 	return 0;
 }
 
+/* The skeleton's slot for a program's link: kmem_bpf__destroy() destroys what it holds. */
+static struct bpf_link **link_slot(struct rec *r, const struct bpf_program *p)
+{
+	const struct bpf_object_skeleton *sk = r->skel->skeleton;
+
+	for (int i = 0; i < sk->prog_cnt; i++)
+		if (*sk->progs[i].prog == p)
+			return sk->progs[i].link;
+	return NULL;
+}
+
+/* Attaches each program on its own: one that fails is disabled, not the recording. */
 static void attach(struct rec *r)
 {
 	struct bpf_program *p;
 
 	bpf_object__for_each_program(p, r->skel->obj) {
-		struct bpf_link *l;
+		struct bpf_link *l, **slot;
 		int e;
 
 		if (!bpf_program__autoload(p))
@@ -225,8 +237,9 @@ static void attach(struct rec *r)
 					r->disabled[i] = true;
 			continue;
 		}
-		/* Links are owned by the skeleton's bpf_object and freed with it. */
-		(void)l;
+		slot = link_slot(r, p);
+		if (slot)
+			*slot = l;
 	}
 }
 
