@@ -3,6 +3,7 @@
 #include "userspace/lib/kmem/htab.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,5 +101,32 @@ int ps_htab_put(struct ps_htab *h, const void *key, void *val)
 		h->n++;
 	}
 	h->vals[i] = val;
+	return 0;
+}
+
+void ps_htab_clear(struct ps_htab *h)
+{
+	if (h->used)
+		memset(h->used, 0, h->cap);
+	h->n = 0;
+}
+
+int ps_array_reserve(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t nc = *cap ? *cap : 64;
+	void *na;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need) {
+		if (nc > SIZE_MAX / 2 / size)
+			return -ENOMEM;
+		nc *= 2;
+	}
+	na = realloc(*arr, nc * size);
+	if (!na)
+		return -ENOMEM;
+	*arr = na;
+	*cap = nc;
 	return 0;
 }

@@ -17,16 +17,18 @@ static int cmp_sym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int ps_kallsyms_load(struct ps_kallsyms **out, const char *path)
+int ps_kallsyms_load(struct ps_kallsyms **out, const char *path, char *errbuf, size_t errlen)
 {
 	struct ps_kallsyms *ks;
-	size_t cap = 0, scap = 0, slen = 0, nonzero = 0;
-	char line[512], type, name[256], mod[128];
+	size_t cap = 0, scap = 0, slen = 0, nonzero = 0, linecap = 0;
+	char *line = NULL, type, name[256], mod[128];
 	unsigned long long addr;
+	unsigned lineno = 0;
 	FILE *f;
 	int err = 0;
 
 	*out = NULL;
+	errbuf[0] = 0;
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
@@ -35,15 +37,24 @@ int ps_kallsyms_load(struct ps_kallsyms **out, const char *path)
 		fclose(f);
 		return -ENOMEM;
 	}
-	/* Offsets into strs until the block stops moving; fixed up at the end. */
-	while (fgets(line, sizeof(line), f)) {
+	/*
+	 * Whole lines (getline), so that a symbol longer than a line buffer (Rust names reach
+	 * KSYM_NAME_LEN, 512) is not read as a second, malformed line.
+	 * Offsets into strs until the block stops moving; fixed up at the end.
+	 */
+	while (getline(&line, &linecap, f) > 0) {
 		int n;
 		size_t need;
 
+		lineno++;
 		mod[0] = 0;
 		n = sscanf(line, "%llx %c %255s [%127[^]]]", &addr, &type, name, mod);
-		if (n < 3)
-			continue;
+		if (n < 3) {
+			snprintf(errbuf, errlen, "%s:%u: expected 'address type name [module]'", path,
+				 lineno);
+			err = -EINVAL;
+			goto out;
+		}
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
 		if (addr)
@@ -101,6 +112,7 @@ int ps_kallsyms_load(struct ps_kallsyms **out, const char *path)
 	}
 	qsort(ks->syms, ks->n, sizeof(ks->syms[0]), cmp_sym);
 out:
+	free(line);
 	fclose(f);
 	if (err) {
 		ps_kallsyms_free(ks);

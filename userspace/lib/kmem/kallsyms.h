@@ -24,9 +24,11 @@ struct ps_kallsyms {
 
 /*
  * Loads path (normally /proc/kallsyms). -EPERM when every address reads as zero (not root or
- * kptr_restrict): symbolization would silently be wrong.
+ * kptr_restrict): symbolization would silently be wrong. -EINVAL for a line that is not
+ * "address type name [module]", with "path:line: ..." in err; for the other errors err is
+ * empty and the caller names the file.
  */
-int ps_kallsyms_load(struct ps_kallsyms **out, const char *path);
+int ps_kallsyms_load(struct ps_kallsyms **out, const char *path, char *err, size_t errlen);
 /* The symbol containing addr (the last one at or below it), or NULL. */
 const struct ps_ksym *ps_kallsyms_find(const struct ps_kallsyms *ks, uint64_t addr, uint64_t *off);
 void ps_kallsyms_free(struct ps_kallsyms *ks);

@@ -4,9 +4,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "userspace/lib/trace/trace.h"
+#include "userspace/lib/kmem/htab.h"
 
 /* "Name:   1234 kB" -> name, bytes. Fields without a unit (HugePages_*) are plain counts. */
 static int parse_meminfo_line(const char *line, char *name, size_t namelen, int64_t *val)
@@ -29,33 +30,57 @@ static int parse_meminfo_line(const char *line, char *name, size_t namelen, int6
 	return 0;
 }
 
-int ps_meminfo_write(struct ps_trace *t, const char *path, char *err, size_t errlen)
+static FILE *open_proc(const char *path, char *err, size_t errlen, int *e)
 {
-	char line[256], name[64];
-	int64_t v;
-	int lineno = 0, e = 0;
 	FILE *f = fopen(path, "r");
 
+	*e = 0;
 	if (!f) {
-		e = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-e));
-		return e;
+		*e = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-*e));
 	}
+	return f;
+}
+
+static int nomem(const char *path, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+	return -ENOMEM;
+}
+
+int ps_meminfo_read(struct ps_meminfo_tab *m, const char *path, char *err, size_t errlen)
+{
+	char line[256];
+	int lineno = 0, e;
+	FILE *f = open_proc(path, err, errlen, &e);
+
+	m->n = 0;
+	if (!f)
+		return e;
 	while (fgets(line, sizeof(line), f)) {
+		struct ps_meminfo_field *fld;
+
 		lineno++;
-		if (parse_meminfo_line(line, name, sizeof(name), &v)) {
+		if (ps_array_reserve((void **)&m->f, &m->cap, m->n + 1, sizeof(*m->f))) {
+			e = nomem(path, err, errlen);
+			break;
+		}
+		fld = &m->f[m->n];
+		if (parse_meminfo_line(line, fld->name, sizeof(fld->name), &fld->value)) {
 			snprintf(err, errlen, "%s:%d: expected 'Field: value [kB]'", path, lineno);
 			e = -EINVAL;
 			break;
 		}
-		e = ps_trace_add_sysstat(t, name, v);
-		if (e) {
-			snprintf(err, errlen, "%s: %s", path, ps_trace_errmsg(t));
-			break;
-		}
+		m->n++;
 	}
 	fclose(f);
 	return e;
+}
+
+void ps_meminfo_free(struct ps_meminfo_tab *m)
+{
+	free(m->f);
+	memset(m, 0, sizeof(*m));
 }
 
 int ps_meminfo_get(const char *path, const char *field, int64_t *out)
@@ -78,21 +103,18 @@ int ps_meminfo_get(const char *path, const char *field, int64_t *out)
 	return e;
 }
 
-int ps_slabinfo_write(struct ps_trace *t, const char *path, char *err, size_t errlen)
+int ps_slabinfo_read(struct ps_slabinfo_tab *s, const char *path, char *err, size_t errlen)
 {
-	char line[512], name[128];
+	char line[512];
 	unsigned long long active, num;
-	unsigned objsize, perslab, pages;
-	int lineno = 0, e = 0;
-	FILE *f = fopen(path, "r");
+	int lineno = 0, e;
+	FILE *f = open_proc(path, err, errlen, &e);
 
-	if (!f) {
-		e = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-e));
+	s->n = 0;
+	if (!f)
 		return e;
-	}
 	while (fgets(line, sizeof(line), f)) {
-		struct ps_slabinfo si;
+		struct ps_slabinfo_row *row;
 
 		lineno++;
 		if (lineno == 1) {
@@ -105,25 +127,28 @@ int ps_slabinfo_write(struct ps_trace *t, const char *path, char *err, size_t er
 		}
 		if (line[0] == '#')
 			continue;
-		if (sscanf(line, "%127s %llu %llu %u %u %u", name, &active, &num, &objsize, &perslab,
-			   &pages) != 6) {
+		if (ps_array_reserve((void **)&s->row, &s->cap, s->n + 1, sizeof(*s->row))) {
+			e = nomem(path, err, errlen);
+			break;
+		}
+		row = &s->row[s->n];
+		if (sscanf(line, "%127s %llu %llu %u %u %u", row->cache, &active, &num,
+			   &row->objsize, &row->objperslab, &row->pagesperslab) != 6) {
 			snprintf(err, errlen, "%s:%d: expected 'name active num objsize objperslab "
 				 "pagesperslab ...'", path, lineno);
 			e = -EINVAL;
 			break;
 		}
-		si.cache = name;
-		si.active_objs = active;
-		si.num_objs = num;
-		si.objsize = objsize;
-		si.objperslab = perslab;
-		si.pagesperslab = pages;
-		e = ps_trace_add_slabinfo(t, &si);
-		if (e) {
-			snprintf(err, errlen, "%s: %s", path, ps_trace_errmsg(t));
-			break;
-		}
+		row->active_objs = active;
+		row->num_objs = num;
+		s->n++;
 	}
 	fclose(f);
 	return e;
+}
+
+void ps_slabinfo_free(struct ps_slabinfo_tab *s)
+{
+	free(s->row);
+	memset(s, 0, sizeof(*s));
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Ground truth sampled beside the tracked numbers at every interval: /proc/meminfo (stored in
- * bytes under the meminfo field names) and /proc/slabinfo (one row per cache). The readers take
- * a path so tests can feed files; parse errors name the file and the line.
+ * Ground truth sampled beside the tracked numbers at every interval: /proc/meminfo (in bytes
+ * under the meminfo field names) and /proc/slabinfo (one row per cache), read into memory for
+ * the recorder to store. The readers take a path so tests can feed files; parse errors name the
+ * file and the line.
  */
 #ifndef PS_KMEM_PROCSTAT_H
 #define PS_KMEM_PROCSTAT_H
@@ -10,12 +11,45 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ps_trace;
+/* One meminfo field: bytes for a "kB" field, a plain count for one without a unit (HugePages_*). */
+struct ps_meminfo_field {
+	char name[64];
+	int64_t value;
+};
 
-/* Reads meminfo at path and adds every field as a sysstat of the open interval. */
-int ps_meminfo_write(struct ps_trace *t, const char *path, char *err, size_t errlen);
-/* Reads slabinfo (version 2.1) at path and adds every cache as a slabinfo row. */
-int ps_slabinfo_write(struct ps_trace *t, const char *path, char *err, size_t errlen);
+/* One slabinfo cache line (version 2.1: the first six columns). */
+struct ps_slabinfo_row {
+	char cache[128];
+	uint64_t active_objs;
+	uint64_t num_objs;
+	uint32_t objsize;
+	uint32_t objperslab;
+	uint32_t pagesperslab;
+};
+
+/*
+ * What a reader fills: n entries of an array it grows as needed and keeps between reads (one
+ * allocation for a whole recording); zero-initialise, release with the matching _free().
+ */
+struct ps_meminfo_tab {
+	struct ps_meminfo_field *f;
+	size_t n, cap;
+};
+
+struct ps_slabinfo_tab {
+	struct ps_slabinfo_row *row;
+	size_t n, cap;
+};
+
+/*
+ * Reads meminfo at path into m (replacing what it held). 0, or -errno / -EINVAL with a message
+ * in err ("path: ..." or "path:line: ..."); m then holds the fields before the error.
+ */
+int ps_meminfo_read(struct ps_meminfo_tab *m, const char *path, char *err, size_t errlen);
+void ps_meminfo_free(struct ps_meminfo_tab *m);
+/* Reads slabinfo (version 2.x) at path into s, as ps_meminfo_read() does. */
+int ps_slabinfo_read(struct ps_slabinfo_tab *s, const char *path, char *err, size_t errlen);
+void ps_slabinfo_free(struct ps_slabinfo_tab *s);
 /* Reads one meminfo field in bytes; -ENOENT when absent. */
 int ps_meminfo_get(const char *path, const char *field, int64_t *out);
 
