@@ -58,7 +58,7 @@
 /* ps_tag_key.site for pages when no stack id could be taken (stack error). */
 #define PS_SITE_NOSTACK		0ull
 
-/* Counter slots (percpu array "counters"); names in userspace/record/counters.c. */
+/* Counter slots (percpu array "counters"); their trace names are in userspace/record/write.c. */
 enum ps_counter {
 	PS_C_EV_KMALLOC,
 	PS_C_EV_KFREE,

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "userspace/record/rec.h"
+#include "analysis/label.h"
 #include "userspace/lib/util/util.h"
 #include "kmem.skel.h"
 #include "kmem_empty.skel.h"
@@ -123,7 +124,7 @@ static pid_t spawn(struct rec *r, int *gate)
 static void status_line(struct rec *r, uint64_t elapsed_ns, uint64_t dur_ns)
 {
 	uint64_t ev = 0, drops = 0;
-	char live[32], topb[32], top[80] = "-";
+	char live[32], topb[32], top[80] = "-", label[36];
 
 	for (int i = PS_C_EV_KMALLOC; i <= PS_C_EV_PERCPU_FREE; i++)
 		ev += r->totals[i];
@@ -132,12 +133,10 @@ static void status_line(struct rec *r, uint64_t elapsed_ns, uint64_t dur_ns)
 	drops += r->recursion_misses;	/* events skipped for re-entry: as the report counts */
 	ps_fmt_bytes(live, sizeof(live), (double)r->live_total, true);
 	if (r->top) {
-		const char *site = r->top->site_sym[0] ? r->top->site_sym : "";
-		int n = (int)strcspn(site, "+");
-
+		/* the report's spelling, cut to keep the line short */
+		ps_tag_label(&r->top->tag, label, sizeof(label));
 		ps_fmt_bytes(topb, sizeof(topb), (double)r->top->live_bytes, true);
-		snprintf(top, sizeof(top), "%.20s%s%.*s %s", r->top->name, n ? "@" : "",
-			 n > 16 ? 16 : n, site, topb);
+		snprintf(top, sizeof(top), "%s %s", label, topb);
 	}
 	fprintf(stderr, "\r\033[K%6.1fs %7.0f ev/s  live %s  top %s  tags %zu  drops %llu",
 		elapsed_ns / 1e9, dur_ns ? (ev - r->events_prev) * 1e9 / dur_ns : 0.0, live, top,
