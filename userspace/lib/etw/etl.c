@@ -18,6 +18,7 @@
 
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/etw/etl.h"
+#include "userspace/lib/etw/etwkernel.h"
 #include "userspace/lib/etw/xpress.h"
 
 #define HDR PS_ETL_WMI_BUFFER_HEADER_SIZE
@@ -853,7 +854,7 @@ static int read_header(struct ps_etl *e, char *err, size_t errlen)
 		return -PS_ERR__CORRUPT;
 	}
 	if (parse_event(e->cur.mem, HDR, ref.saved, &ev, why, sizeof(why)) <= 0 ||
-	    !ev.kernel || ev.group != 0 || ev.type != 0 ||
+	    !ev.kernel || ev.group != PS_ETW_GROUP_HEADER || ev.type != PS_ETW_HEADER_LOGFILE ||
 	    (ev.htype != PS_ETL_HT_SYSTEM32 && ev.htype != PS_ETL_HT_SYSTEM64)) {
 		snprintf(err, errlen, "%s: offset 0x48: not an ETL file (first event is not a "
 			 "TRACE_LOGFILE_HEADER: marker 0x%08x)", e->name, ps_rd32(e->cur.mem + HDR));
