@@ -20,6 +20,7 @@
 #include "userspace/lib/etw/etl.h"
 #include "userspace/lib/etw/etwkernel.h"
 #include "userspace/lib/etw/kmap.h"
+#include "userspace/lib/etw/poolsample.h"
 
 #define NOSESSION	UINT32_MAX
 #define RING		1024
@@ -128,16 +129,6 @@ struct conv {
 	uint64_t alloc_total;	/* bytes of the allocations counted, <= PS_CONVERT_ABSURD */
 	int64_t ctr_written[16];	/* commit()'s counters as last written, plus 1 (0: never) */
 };
-
-void ps_pool_tag_str(uint32_t tag, char out[5])
-{
-	tag &= 0x7fffffff;		/* PROTECTED_POOL */
-	for (int i = 0; i < 4; i++) {
-		unsigned char c = (tag >> (8 * i)) & 0xff;
-		out[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '.';
-	}
-	out[4] = 0;
-}
 
 static void *grow(void *p, uint32_t *cap, uint32_t need, size_t sz)
 {
@@ -343,7 +334,7 @@ static int tag_index(struct conv *c, uint32_t rawtag, uint8_t pool, bool reclaim
 	w->reclaimable = reclaimable;
 
 	char name[5];
-	ps_pool_tag_str(tag, name);
+	ps_pool_tag_format(tag, name);
 	struct ps_tag pt = { .kind = PS_KIND_POOL, .name = name, .cache = name,
 			     .pool = pool_names[pool],
 			     .flags = reclaimable ? PS_TAG_F_RECLAIMABLE : 0 };
