@@ -211,7 +211,8 @@ FUZZ_SECS   ?= 60
 FUZZ_CORPUS := $(or $(PS_CORPUS),../shared/corpus)
 FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. \
 	-DPOOLSCOPE_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_SRCS   := tests/fuzz/etl_fuzz.c userspace/lib/etw/etl.c userspace/lib/etw/xpress.c userspace/lib/util/util.c
+FUZZ_SRCS   := tests/fuzz/etl_fuzz.c $(wildcard userspace/lib/etw/etl*.c) userspace/lib/etw/xpress.c \
+	userspace/lib/util/util.c
 FUZZ_RUN     = -max_total_time=$(FUZZ_SECS) -timeout=20 -rss_limit_mb=4096 -artifact_prefix=$(O)/fuzz/
 fuzz:
 	$(Q)mkdir -p $(O)/fuzz/work $(O)/fuzz/convert-work $(O)/fuzz/text-work $(O)/fuzz/trace-work
