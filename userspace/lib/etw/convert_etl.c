@@ -253,10 +253,9 @@ static __attribute__((format(printf, 3, 4))) void event_problem(struct conv *c,
 
 /*
  * The latest event time (ns since T0) to believe: twice the run the header's start and end
- * times give, plus a minute (relogged files carry events past the end: net.4.5.2.x64.etl 2.5 s
- * past its 10 s). INT64_MAX when the header gives no such run (no end time: a session that did
- * not stop cleanly; or an end before the start: a damaged header); advance() then bounds each
- * step instead.
+ * times give, plus a minute (relogged files carry events past the end time). INT64_MAX when the
+ * header gives no such run (no end time: a session that did not stop cleanly; or an end before
+ * the start: a damaged header); advance() then bounds each step instead.
  */
 static int64_t span_limit(const struct ps_etl_logfile *h)
 {

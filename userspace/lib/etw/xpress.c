@@ -14,17 +14,16 @@
  * writes replace the excess). It also takes the literal/match decision without a branch per
  * bit: the flag bits live in a 64-bit word with a sentinel 1 after the last valid bit, so
  * counting zeros gives the length of the literal run before the next match (or before the
- * sentinel, when the word is used up). On real relogged buffers most runs are 0-2 literals and a
- * third of the matches have length escapes, so the branch per bit is what an LZ77 decoder mostly
- * pays for. The careful loop finishes the last bytes one flag bit at a time, with every check,
- * and decides how a truncated or overlong stream ends.
+ * sentinel, when the word is used up). In relogged buffers literal runs are short and many
+ * matches have length escapes, so the branch per bit is what an LZ77 decoder mostly pays for.
+ * The careful loop finishes the last bytes one flag bit at a time, with every check, and
+ * decides how a truncated or overlong stream ends.
  *
  * The flag word is bit-reversed once when loaded, so the next flag is the lowest bit: the fast
  * loop finds it with count-trailing-zeros and consumes it by clearing the lowest set bit, which
  * keeps the zero count off the chain from one token to the next. Counting leading zeros in the
- * word as stored (MSB first) compiles to BSR on baseline x86-64, slower and on that chain: this
- * loop takes 0.83 of that one's time on net.4.5.2.x64.etl's 359 buffers (`ETL_BENCH_BASE=fa908bc
- * bash tests/bench/etl.sh`: 6.74-6.86 against 8.11-8.28 ms, docs/performance.md).
+ * word as stored (MSB first) compiles to BSR on baseline x86-64, which is slower and sits on
+ * that chain.
  */
 #include <errno.h>
 #include <stdbool.h>
