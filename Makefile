@@ -226,7 +226,8 @@ FUZZ_SECS   ?= 60
 FUZZ_CORPUS := $(or $(PS_CORPUS),tests/corpus)
 FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. \
 	-DPOOLSCOPE_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_SRCS   := tests/fuzz/etl_fuzz.c userspace/lib/etw/etl.c userspace/lib/etw/xpress.c userspace/lib/util/util.c
+FUZZ_SRCS   := tests/fuzz/etl_fuzz.c $(wildcard userspace/lib/etw/etl*.c) userspace/lib/etw/xpress.c \
+	userspace/lib/util/util.c
 FUZZ_RUN     = -max_total_time=$(FUZZ_SECS) -timeout=20 -rss_limit_mb=4096 -artifact_prefix=$(O)/fuzz/
 fuzz:
 	$(Q)mkdir -p $(O)/fuzz/work $(O)/fuzz/convert-work $(O)/fuzz/text-work $(O)/fuzz/trace-work
@@ -254,7 +255,8 @@ WIN_SRCS := $(wildcard userspace/win/*.c) $(WIN_LIB_SRCS)
 WIN_CFLAGS := -O2 -g -std=gnu11 $(WARN) -I. -D_WIN32_WINNT=0x0A00 -DPOOLSCOPE_VERSION='"$(VERSION)"'
 windows: $(O)/win/poolscope-win.exe
 
-$(O)/win/poolscope-win.exe: $(WIN_SRCS) $(wildcard userspace/win/*.h) $(WIN_LIB_SRCS:.c=.h)
+$(O)/win/poolscope-win.exe: $(WIN_SRCS) $(wildcard userspace/win/*.h userspace/lib/etw/*.h \
+		userspace/lib/util/*.h)
 	$(call msg,MINGW,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $(WIN_SRCS) -ladvapi32 -lntdll

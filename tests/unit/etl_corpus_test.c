@@ -13,6 +13,7 @@
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/etw/etl.h"
 #include "userspace/lib/etw/etl_hist.h"
+#include "userspace/lib/etw/etwkernel.h"
 #include "etl_corpus.h"
 
 static const struct { const char *file; uint32_t buffers, compressed; uint64_t events; } files[] = {
@@ -457,7 +458,7 @@ TEST(net452_x64_stack_association_and_keys)
 				   sizeof(err)), err))
 		return;
 	while (ps_etl_next(e, &ev) > 0) {
-		if (!(ev.kernel && ev.group == PS_ETL_G_STACKWALK)) {
+		if (!(ev.kernel && ev.group == PS_ETW_GROUP_STACKWALK)) {
 			ps_kmap_put(&seen, (uint64_t)ev.ts, 0, 1);
 			continue;
 		}

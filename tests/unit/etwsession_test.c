@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "test.h"
+#include "userspace/lib/etw/etl.h"
+#include "userspace/lib/etw/etwkernel.h"
 #include "userspace/lib/etw/etwsession.h"
 #include "userspace/lib/etw/poolsample.h"
 
@@ -38,6 +40,54 @@ TEST(groupmask_index)
 	ps_etw_groupmask_set(&gm, 0x40000020u);
 	ASSERT_U64_EQ(gm.masks[2], 0x20, "word 2");
 	ASSERT_U64_EQ(gm.masks[1], 0, "word 1 untouched");
+}
+
+/* A GUID as Windows lays it out, filled from an etwkernel.h initializer. */
+struct win_guid {
+	uint32_t d1;
+	uint16_t d2, d3;
+	uint8_t d4[8];
+};
+
+static const char *guid_text(struct win_guid g, char buf[37])
+{
+	uint8_t b[16];
+
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(g.d1 >> (8 * i));
+	b[4] = (uint8_t)g.d2;
+	b[5] = (uint8_t)(g.d2 >> 8);
+	b[6] = (uint8_t)g.d3;
+	b[7] = (uint8_t)(g.d3 >> 8);
+	memcpy(b + 8, g.d4, 8);
+	return ps_etl_guid_str(b, buf);
+}
+
+/*
+ * The names the recorder and the converter share, against the values of etl-format.md: the
+ * class GUIDs (§6, PoolGuid with its correction), the pool and stack walk HookIds (§7.1, §8).
+ */
+TEST(kernel_names)
+{
+	struct win_guid pool = PS_ETW_POOL_GUID_INIT, sys = PS_ETW_SYSTEM_TRACE_CONTROL_GUID_INIT;
+	char buf[37];
+
+	ASSERT_STREQ(guid_text(pool, buf), "0268a8b6-74fd-4302-9dd0-6e8f1795c0cf", "PoolGuid");
+	ASSERT_STREQ(guid_text(sys, buf), "9e814aad-3204-11d2-9a82-006008a86939",
+		     "SystemTraceControlGuid");
+	ASSERT_EQ(PS_ETW_GROUP_POOL << 8 | PS_ETW_POOL_ALLOC, 0x0e20, "PoolAlloc HookId");
+	ASSERT_EQ(PS_ETW_GROUP_POOL << 8 | PS_ETW_POOL_ALLOC_SESSION, 0x0e21, "PoolAllocSession");
+	ASSERT_EQ(PS_ETW_GROUP_POOL << 8 | PS_ETW_POOL_FREE, 0x0e22, "PoolFree HookId");
+	ASSERT_EQ(PS_ETW_GROUP_POOL << 8 | PS_ETW_POOL_FREE_SESSION, 0x0e23, "PoolFreeSession");
+	ASSERT_EQ(PS_ETW_GROUP_STACKWALK << 8 | PS_ETW_STACKWALK_STACK, 0x1820, "StackWalk");
+	ASSERT_EQ(PS_ETW_STACKWALK_KEY_DELETE, 0x23, "KeyDelete");
+	ASSERT_EQ(PS_ETW_STACKWALK_KEY_RUNDOWN, 0x24, "KeyRundown");
+	ASSERT_EQ(PS_ETW_STACKWALK_KEY_KERNEL, 0x25, "StackKeyKernel");
+	ASSERT_EQ(PS_ETW_STACKWALK_KEY_USER, 0x26, "StackKeyUser");
+	ASSERT_STREQ(ps_etl_group_name(PS_ETW_GROUP_POOL), "Pool", "group 0x0e");
+	ASSERT_STREQ(ps_etl_group_name(PS_ETW_GROUP_STACKWALK), "StackWalk", "group 0x18");
+	ASSERT_STREQ(ps_etl_group_name(PS_ETW_GROUP_IMAGE), "Image", "group 0x14");
+	ASSERT_STREQ(ps_etl_group_name(PS_ETW_GROUP_PROCESS), "Process", "group 0x03");
 }
 
 TEST(parse_buffers_mb)

@@ -21,7 +21,17 @@ TEST(tag_format)
 	if (!ASSERT_STREQ(t, "Io  ", "trailing spaces"))
 		return;
 	ps_pool_tag_format(0x01416141, t);
-	ASSERT_STREQ(t, "AaA.", "non-printable as dot");
+	if (!ASSERT_STREQ(t, "AaA.", "non-printable as dot"))
+		return;
+	/*
+	 * PROTECTED_POOL (bit 31) is a flag, not part of the tag: the kernel strips it before it
+	 * counts the tag, so poolmon and !poolused print "Ntfx", never "Ntf.".
+	 */
+	ps_pool_tag_format(0x7866744e | 0x80000000u, t);
+	if (!ASSERT_STREQ(t, "Ntfx", "protected bit cleared"))
+		return;
+	ps_pool_tag_format(0x80000000u, t);
+	ASSERT_STREQ(t, "....", "only the protected bit");
 }
 
 TEST(tag_match)

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The one place for the ETW declarations "poolscope-win trace" needs and mingw-w64's
- * evntrace.h lacks (NT pool-tag declarations live in ntpool.h).  Every value and layout is
- * from the shared notes etl-format.md: §7.3 (enabling pool events, the pool tag filter),
- * §6 (PoolGuid), §9 (PERFINFO_GROUPMASK).  Where mingw-w64 already has a declaration the
- * notes describe, a static assertion checks that it agrees instead of declaring it twice.
+ * evntrace.h lacks (NT pool-tag declarations live in ntpool.h; the kernel's event numbers,
+ * class GUIDs and group mask, which the converter reads back, in
+ * userspace/lib/etw/etwkernel.h).  Every value and layout is from the shared notes
+ * etl-format.md: §7.3 (enabling pool events, the pool tag filter), §9 (PERFINFO_GROUPMASK).
+ * Where mingw-w64 already has a declaration the notes describe, a static assertion checks
+ * that it agrees instead of declaring it twice.
  */
 #ifndef PS_ETWDEFS_H
 #define PS_ETWDEFS_H
@@ -13,7 +15,7 @@
 #include <windows.h>
 #include <evntrace.h>
 
-#include "userspace/lib/etw/etwsession.h"
+#include "userspace/lib/etw/etwkernel.h"
 
 /* PERFINFO_GROUPMASK [phnt ntwmi.h]: 8 ULONGs, the input of TraceSystemTraceEnableFlagsInfo. */
 typedef struct _PERFINFO_GROUPMASK {
@@ -33,19 +35,6 @@ _Static_assert(TraceSystemTraceEnableFlagsInfo == 4, "TraceSystemTraceEnableFlag
 /* CLASSIC_EVENT_ID {GUID EventGuid; UCHAR Type; UCHAR Reserved[7];}: mingw-w64 has it. */
 _Static_assert(sizeof(CLASSIC_EVENT_ID) == 24 && offsetof(CLASSIC_EVENT_ID, Type) == 16,
 	       "CLASSIC_EVENT_ID layout");
-
-/*
- * PoolGuid 0268a8b6-74fd-4302-9dd0-6e8f1795c0cf: the event class of kernel group 0x0E,
- * which names pool events in CLASSIC_EVENT_ID for stack tracing (etl-format.md §6, with the
- * correction there: not ...-9dc9-44f0f99e0dd1).  An initializer, not an object, so no TU
- * needs INITGUID.
- */
-#define PS_POOL_GUID_INIT \
-	{ 0x0268a8b6, 0x74fd, 0x4302, { 0x9d, 0xd0, 0x6e, 0x8f, 0x17, 0x95, 0xc0, 0xcf } }
-
-/* SystemTraceControlGuid 9e814aad-3204-11d2-9a82-006008a86939, the NT Kernel Logger's. */
-#define PS_SYSTEM_TRACE_CONTROL_GUID_INIT \
-	{ 0x9e814aad, 0x3204, 0x11d2, { 0x9a, 0x82, 0x00, 0x60, 0x08, 0xa8, 0x69, 0x39 } }
 
 /*
  * Pool tag filter.  There is no public TracePoolTagFilterInfo; xperf's -PoolTag goes through

@@ -23,6 +23,7 @@
 #include "userspace/win/ntpool.h"
 #include "userspace/win/trace.h"
 
+#include "userspace/lib/etw/etwkernel.h"
 #include "userspace/lib/etw/etwsession.h"
 #include "userspace/lib/etw/poolsample.h"
 #include "userspace/lib/util/util.h"
@@ -173,7 +174,7 @@ static ULONG stop_session(TRACEHANDLE h, const char *name, struct props *b)
 
 static ULONG start_session(struct session *s, const struct ps_etw_buffers *bp, const char *path)
 {
-	static const GUID kernel_guid = PS_SYSTEM_TRACE_CONTROL_GUID_INIT;
+	static const GUID kernel_guid = PS_ETW_SYSTEM_TRACE_CONTROL_GUID_INIT;
 	struct props b;
 
 	props_init(&b);
@@ -292,20 +293,20 @@ static void report_exists(const struct session *s)
 /* Turns on stacks, the tag filter and the pool group, in that order. Returns 0 or -1. */
 static int configure(const struct session *s, const struct trace_opts *o)
 {
-	static const UCHAR stack_types[PS_POOL_STACK_TYPES] = {
-		PS_POOL_TYPE_ALLOC, PS_POOL_TYPE_ALLOC_SESSION,
-		PS_POOL_TYPE_FREE, PS_POOL_TYPE_FREE_SESSION,
+	static const UCHAR stack_types[PS_ETW_POOL_STACK_TYPES] = {
+		PS_ETW_POOL_ALLOC, PS_ETW_POOL_ALLOC_SESSION,
+		PS_ETW_POOL_FREE, PS_ETW_POOL_FREE_SESSION,
 	};
-	static const GUID pool_guid = PS_POOL_GUID_INIT;
+	static const GUID pool_guid = PS_ETW_POOL_GUID_INIT;
 	struct ps_perf_groupmask pgm;
 	PERFINFO_GROUPMASK gm;
 	ULONG rc;
 
 	if (o->stacks) {
-		CLASSIC_EVENT_ID ids[PS_POOL_STACK_TYPES];
+		CLASSIC_EVENT_ID ids[PS_ETW_POOL_STACK_TYPES];
 
 		memset(ids, 0, sizeof(ids));
-		for (int i = 0; i < PS_POOL_STACK_TYPES; i++) {
+		for (int i = 0; i < PS_ETW_POOL_STACK_TYPES; i++) {
 			ids[i].EventGuid = pool_guid;
 			ids[i].Type = stack_types[i];
 		}

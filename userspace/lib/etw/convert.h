@@ -69,8 +69,4 @@ int ps_convert_text(struct ps_trace *t, const char *const *paths, size_t n,
 		    const struct ps_convert_opts *o, struct ps_convert_result *res, char *err,
 		    size_t errlen);
 
-/* Formats a pool tag as poolmon shows it: 4 characters, protected bit cleared, '.' for bytes
- * that are not printable. */
-void ps_pool_tag_str(uint32_t tag, char out[5]);
-
 #endif

@@ -18,7 +18,9 @@
 #include "userspace/lib/util/version.h"
 #include "userspace/lib/etw/convert.h"
 #include "userspace/lib/etw/etl.h"
+#include "userspace/lib/etw/etwkernel.h"
 #include "userspace/lib/etw/kmap.h"
+#include "userspace/lib/etw/poolsample.h"
 
 #define NOSESSION	UINT32_MAX
 #define RING		1024
@@ -127,16 +129,6 @@ struct conv {
 	uint64_t alloc_total;	/* bytes of the allocations counted, <= PS_CONVERT_ABSURD */
 	int64_t ctr_written[16];	/* commit()'s counters as last written, plus 1 (0: never) */
 };
-
-void ps_pool_tag_str(uint32_t tag, char out[5])
-{
-	tag &= 0x7fffffff;		/* PROTECTED_POOL */
-	for (int i = 0; i < 4; i++) {
-		unsigned char c = (tag >> (8 * i)) & 0xff;
-		out[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '.';
-	}
-	out[4] = 0;
-}
 
 static void *grow(void *p, uint32_t *cap, uint32_t need, size_t sz)
 {
@@ -261,10 +253,9 @@ static __attribute__((format(printf, 3, 4))) void event_problem(struct conv *c,
 
 /*
  * The latest event time (ns since T0) to believe: twice the run the header's start and end
- * times give, plus a minute (relogged files carry events past the end: net.4.5.2.x64.etl 2.5 s
- * past its 10 s). INT64_MAX when the header gives no such run (no end time: a session that did
- * not stop cleanly; or an end before the start: a damaged header); advance() then bounds each
- * step instead.
+ * times give, plus a minute (relogged files carry events past the end time). INT64_MAX when the
+ * header gives no such run (no end time: a session that did not stop cleanly; or an end before
+ * the start: a damaged header); advance() then bounds each step instead.
  */
 static int64_t span_limit(const struct ps_etl_logfile *h)
 {
@@ -321,7 +312,7 @@ static int advance(struct conv *c, struct ps_etl *e, int64_t rel, const struct p
 
 static int tag_index(struct conv *c, uint32_t rawtag, uint8_t pool, bool reclaimable, uint32_t *out)
 {
-	uint32_t tag = rawtag & 0x7fffffff, v;
+	uint32_t tag = rawtag & ~PS_POOL_TAG_PROTECTED, v;
 
 	if (ps_kmap_get(&c->tagmap, tag, pool, &v)) {
 		*out = v;
@@ -342,7 +333,7 @@ static int tag_index(struct conv *c, uint32_t rawtag, uint8_t pool, bool reclaim
 	w->reclaimable = reclaimable;
 
 	char name[5];
-	ps_pool_tag_str(tag, name);
+	ps_pool_tag_format(tag, name);
 	struct ps_tag pt = { .kind = PS_KIND_POOL, .name = name, .cache = name,
 			     .pool = pool_names[pool],
 			     .flags = reclaimable ? PS_TAG_F_RECLAIMABLE : 0 };
@@ -393,17 +384,19 @@ static int on_image(struct conv *c, const struct ps_etl_event *ev)
 	uint64_t base = ps_rdptr(ev->payload, p), size = ps_rdptr(ev->payload + p, p);
 	if (!is_kernel_addr(base, p))
 		return 0;
-	bool unload = (ev->type == 2 || ev->type == 4) && ev->group == PS_ETL_G_IMAGE;
+	bool unload = (ev->type == PS_ETW_IMAGE_UNLOAD || ev->type == PS_ETW_IMAGE_DCEND) &&
+		      ev->group == PS_ETW_GROUP_IMAGE;
 	for (uint32_t i = 0; i < c->nimg; i++) {
 		if (c->img[i].base == base) {
-			if (unload && ev->type == 2) {	/* Unload; DCEnd keeps the map for late keys */
+			/* DCEnd keeps the map for late keys */
+			if (unload && ev->type == PS_ETW_IMAGE_UNLOAD) {
 				free(c->img[i].name);
 				c->img[i] = c->img[--c->nimg];
 			}
 			return 0;
 		}
 	}
-	if (unload && ev->type == 2)
+	if (unload && ev->type == PS_ETW_IMAGE_UNLOAD)
 		return 0;
 	ps_etl_utf16(ev->payload + name_off, ev->payload_len - name_off, path, sizeof(path));
 	struct image *n = grow(c->img, &c->capimg, c->nimg + 1, sizeof(*n));
@@ -508,8 +501,9 @@ static void release(struct conv *c, uint32_t li, bool implicit)
 static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 {
 	unsigned p = ev->ptr_size;
-	bool session = ev->type == 0x21 || ev->type == 0x23;
-	bool alloc = ev->type == 0x20 || ev->type == 0x21;
+	bool session = ev->type == PS_ETW_POOL_ALLOC_SESSION ||
+		       ev->type == PS_ETW_POOL_FREE_SESSION;
+	bool alloc = ev->type == PS_ETW_POOL_ALLOC || ev->type == PS_ETW_POOL_ALLOC_SESSION;
 	uint32_t need = 8 + 2 * p + (session ? 4 : 0);
 	const uint8_t *d = ev->payload;
 
@@ -523,12 +517,13 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	uint64_t nbytes = ps_rdptr(d + 8, p), entry = ps_rdptr(d + 8 + p, p);
 	uint32_t sess = session ? ps_rd32(d + 8 + 2 * p) : NOSESSION;
 
-	if (ptype & 0x10000000) {		/* ETW_POOLTRACE_BIGPOOL_MASK */
+	if (ptype & PS_ETW_POOLTYPE_BIGPOOL) {
 		c->bigpool++;
-		ptype &= ~0x10000000u;
+		ptype &= ~PS_ETW_POOLTYPE_BIGPOOL;
 	}
-	uint8_t pool = session || (ptype & 32) ? POOL_SESSION : (ptype & 1) ? POOL_PAGED :
-		       POOL_NONPAGED;
+	bool paged = ptype & PS_ETW_POOLTYPE_PAGED;
+	uint8_t pool = session || (ptype & PS_ETW_POOLTYPE_SESSION) ? POOL_SESSION :
+		       paged ? POOL_PAGED : POOL_NONPAGED;
 	uint32_t v;
 
 	if (!alloc) {
@@ -562,7 +557,7 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	if (ps_kmap_get(&c->livemap, entry, sess, &v))
 		release(c, v, true);
 	uint32_t ti = 0;
-	if (tag_index(c, rawtag, pool, ptype & 1, &ti) < 0)
+	if (tag_index(c, rawtag, pool, paged, &ti) < 0)
 		return c->rc;
 	uint32_t li;
 	if (c->freelive != UINT32_MAX) {
@@ -688,13 +683,15 @@ static int on_stackwalk(struct conv *c, const struct ps_etl_event *ev)
 	uint32_t len = ev->payload_len;
 
 	c->stackwalk++;
-	if (ev->type == 32 || ev->type == 37 || ev->type == 38) {
+	if (ev->type == PS_ETW_STACKWALK_STACK || ev->type == PS_ETW_STACKWALK_KEY_KERNEL ||
+	    ev->type == PS_ETW_STACKWALK_KEY_USER) {
 		if (len < 16 + p)
 			return 0;
 		int64_t ts = (int64_t)ps_rd64(d);
 		uint32_t pid = ps_rd32(d + 8), tid = ps_rd32(d + 12);
 		uint64_t first = ps_rdptr(d + 16, p);
-		bool user = ev->type == 38 || (ev->type == 32 && !is_kernel_addr(first, p));
+		bool user = ev->type == PS_ETW_STACKWALK_KEY_USER ||
+			    (ev->type == PS_ETW_STACKWALK_STACK && !is_kernel_addr(first, p));
 		struct ring_ent *r = ring_match(c, ts, tid, ev->cpu, user);
 
 		if (!r) {
@@ -712,14 +709,14 @@ static int on_stackwalk(struct conv *c, const struct ps_etl_event *ev)
 		c->res->stacks_matched++;
 		if (l->seq != r->seq)
 			return 0;		/* freed and reused already: nothing live to attach */
-		if (ev->type == 32) {
+		if (ev->type == PS_ETW_STACKWALK_STACK) {
 			int32_t si = stack_for(c, l->tag, d + 16, (len - 16) / p, p, pid);
 			if (si < 0)
 				return c->rc;
 			attach(c, r->live, si);
 			return 0;
 		}
-		/* 37: wait for the key's frames */
+		/* a kernel stack key: wait for the key's frames */
 		uint64_t key = first;
 		uint32_t head;
 		int32_t pi;
@@ -747,7 +744,7 @@ static int on_stackwalk(struct conv *c, const struct ps_etl_event *ev)
 		(void)pid;
 		return 0;
 	}
-	if (ev->type == 35 || ev->type == 36) {		/* KeyDelete, KeyRundown: frames */
+	if (ev->type == PS_ETW_STACKWALK_KEY_DELETE || ev->type == PS_ETW_STACKWALK_KEY_RUNDOWN) {
 		uint32_t head;
 		if (len < p)
 			return 0;
@@ -861,24 +858,26 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 		if (!ev.kernel)
 			continue;
 		switch (ev.group) {
-		case PS_ETL_G_POOL:
-			if (ev.type < 0x20 || ev.type > 0x23)
+		case PS_ETW_GROUP_POOL:
+			if (ev.type < PS_ETW_POOL_ALLOC || ev.type > PS_ETW_POOL_FREE_SESSION)
 				break;
 			if (advance(&c, e, ps_etl_rel_ns(c.h, ev.ts), &ev) < 0)
 				goto out;
 			on_pool(&c, &ev);
 			break;
-		case PS_ETL_G_STACKWALK:
+		case PS_ETW_GROUP_STACKWALK:
 			on_stackwalk(&c, &ev);
 			break;
-		case PS_ETL_G_IMAGE:
-			if (ev.type == 2 || ev.type == 3 || ev.type == 4 || ev.type == 10)
+		case PS_ETW_GROUP_IMAGE:
+			if (ev.type == PS_ETW_IMAGE_UNLOAD || ev.type == PS_ETW_IMAGE_DCSTART ||
+			    ev.type == PS_ETW_IMAGE_DCEND || ev.type == PS_ETW_IMAGE_LOAD)
 				on_image(&c, &ev);
 			break;
-		case PS_ETL_G_PROCESS:
-			if (ev.type == 10)
-				on_image(&c, &ev);	/* Image Load is logged in the Process group */
-			else if (ev.type == 1 || ev.type == 3)
+		case PS_ETW_GROUP_PROCESS:
+			if (ev.type == PS_ETW_PROCESS_IMAGE_LOAD)
+				on_image(&c, &ev);
+			else if (ev.type == PS_ETW_PROCESS_START ||
+				 ev.type == PS_ETW_PROCESS_DCSTART)
 				on_process(&c, &ev);
 			break;
 		}

@@ -43,14 +43,6 @@ enum {
 	PS_ETL_HT_FULL64 = 20, PS_ETL_HT_INSTANCE64 = 21,
 };
 
-/* Kernel groups (high byte of the HookId) this project decodes. */
-#define PS_ETL_G_HEADER		0x00
-#define PS_ETL_G_PROCESS	0x03
-#define PS_ETL_G_THREAD		0x05
-#define PS_ETL_G_POOL		0x0e
-#define PS_ETL_G_IMAGE		0x14
-#define PS_ETL_G_STACKWALK	0x18
-
 /* TRACE_LOGFILE_HEADER as read (32- or 64-bit layout), plus what the reader derives. */
 struct ps_etl_logfile {
 	uint32_t buffer_size;

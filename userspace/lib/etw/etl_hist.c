@@ -10,9 +10,9 @@
 #include "userspace/lib/etw/etl_hist.h"
 
 /*
- * One multiply over the GUID as two words: `etl info` hashes every non-kernel event (76k of the
- * 179k in net.4.5.2.x64.etl), and a byte-wise hash over 21 bytes was half of the histogram's
- * time. Kinds number in the hundreds, so mixing quality beyond this does not matter.
+ * One multiply over the GUID as two words, not a pass over its bytes: `etl info` hashes every
+ * non-kernel event, so the hash is a visible part of the histogram's cost. Kinds number in the
+ * hundreds, so mixing quality beyond this does not matter.
  */
 static uint64_t key_hash(bool kernel, uint8_t g, uint8_t t, uint16_t id, const uint8_t *guid)
 {
@@ -237,10 +237,14 @@ void ps_etl_hist_free(struct ps_etl_hist *h)
 const char *ps_etl_htype_name(uint8_t t)
 {
 	static const char *const n[] = {
-		[1] = "SYSTEM32", [2] = "SYSTEM64", [3] = "COMPACT32", [4] = "COMPACT64",
-		[10] = "FULL32", [11] = "INSTANCE32", [12] = "TIMED", [13] = "ERROR",
-		[14] = "WNODE", [15] = "MESSAGE", [16] = "PERFINFO32", [17] = "PERFINFO64",
-		[18] = "EVENT32", [19] = "EVENT64", [20] = "FULL64", [21] = "INSTANCE64",
+		[PS_ETL_HT_SYSTEM32] = "SYSTEM32", [PS_ETL_HT_SYSTEM64] = "SYSTEM64",
+		[PS_ETL_HT_COMPACT32] = "COMPACT32", [PS_ETL_HT_COMPACT64] = "COMPACT64",
+		[PS_ETL_HT_FULL32] = "FULL32", [PS_ETL_HT_INSTANCE32] = "INSTANCE32",
+		[PS_ETL_HT_TIMED] = "TIMED", [PS_ETL_HT_ERROR] = "ERROR", [PS_ETL_HT_WNODE] = "WNODE",
+		[PS_ETL_HT_MESSAGE] = "MESSAGE", [PS_ETL_HT_PERFINFO32] = "PERFINFO32",
+		[PS_ETL_HT_PERFINFO64] = "PERFINFO64", [PS_ETL_HT_EVENT32] = "EVENT32",
+		[PS_ETL_HT_EVENT64] = "EVENT64", [PS_ETL_HT_FULL64] = "FULL64",
+		[PS_ETL_HT_INSTANCE64] = "INSTANCE64",
 	};
 	return t < sizeof(n) / sizeof(n[0]) && n[t] ? n[t] : "UNKNOWN";
 }

@@ -6,7 +6,7 @@
  * user).  Kept free of windows.h and in fixed-width types so the Linux build unit-tests it;
  * userspace/win/trace.c only feeds the results to the ETW API.
  *
- * Constants come from the shared notes etl-format.md §7.3 and §9 (phnt ntwmi.h layouts).
+ * The kernel's numbers and the group mask layout are in etwkernel.h.
  */
 #ifndef PS_ETWSESSION_H
 #define PS_ETWSESSION_H
@@ -15,30 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/*
- * Kernel "perf group" flags: the top 3 bits select the PERFINFO_GROUPMASK word, the rest is
- * the bit inside it (PERF_GET_MASK_INDEX / PERF_GET_MASK_GROUP, etl-format.md §9).  There is
- * no EVENT_TRACE_FLAG_* for pool events: PERF_POOL is only reachable through the group mask.
- */
-#define PS_PERF_MASK_WORDS	8
-#define PS_PERF_INDEX(gm)	(((gm) & 0xE0000000u) >> 29)
-#define PS_PERF_BITS(gm)	((gm) & 0x1FFFFFFFu)
-#define PS_PERF_POOL		0x20000040u	/* Masks[1] |= 0x40 */
-
-/* Pool event types (group 0x0E) that can carry a stack walk (etl-format.md §7.1). */
-#define PS_POOL_TYPE_ALLOC		0x20
-#define PS_POOL_TYPE_ALLOC_SESSION	0x21
-#define PS_POOL_TYPE_FREE		0x22
-#define PS_POOL_TYPE_FREE_SESSION	0x23
-#define PS_POOL_STACK_TYPES		4
-
-/* ETW_MAX_POOLTAG_FILTER: the kernel's pool tag filter holds at most 4 tags. */
-#define PS_ETW_MAX_TAGS		4
-
-/* struct ps_perf_groupmask has the layout of PERFINFO_GROUPMASK (8 ULONGs, 32 bytes). */
-struct ps_perf_groupmask {
-	uint32_t masks[PS_PERF_MASK_WORDS];
-};
+#include "userspace/lib/etw/etwkernel.h"
 
 /*
  * Builds the group mask for a pool trace: word 0 holds the classic EVENT_TRACE_FLAG_* bits

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "userspace/lib/etw/etwkernel.h"
 #include "userspace/lib/etw/poolsample.h"
 
 static int io_err(FILE *f)
@@ -54,6 +55,7 @@ int ps_poolsample_end(FILE *f, uint32_t snap)
 
 void ps_pool_tag_format(uint32_t tag, char out[5])
 {
+	tag &= ~PS_POOL_TAG_PROTECTED;
 	for (int i = 0; i < 4; i++) {
 		unsigned char c = (tag >> (8 * i)) & 0xff;
 

@@ -31,7 +31,11 @@ int ps_poolsample_tag(FILE *f, uint32_t tag, bool paged, uint64_t allocs, uint64
 /* Writes the end marker and flushes: the snapshot is complete on disk after this. */
 int ps_poolsample_end(FILE *f, uint32_t snap);
 
-/* Formats a tag as poolmon shows it: non-printables as '.', trailing spaces kept. out >= 5. */
+/*
+ * Formats a tag as poolmon and !poolused show it, the one formatter of the project: the
+ * protected bit (bit 31, PS_POOL_TAG_PROTECTED) cleared, as the kernel clears it before it
+ * counts a tag; bytes outside 0x20..0x7e as '.'; trailing spaces kept ("Io  "). out >= 5.
+ */
 void ps_pool_tag_format(uint32_t tag, char out[5]);
 /* Wildcard match of a formatted tag against a pattern with '*' and '?'. */
 bool ps_pool_tag_match(const char *pattern, const char *tag);

@@ -14,10 +14,10 @@
  * writes replace the excess). It also takes the literal/match decision without a branch per
  * bit: the flag bits live in a 64-bit word with a sentinel 1 after the last valid bit, so
  * counting zeros gives the length of the literal run before the next match (or before the
- * sentinel, when the word is used up). On real relogged buffers most runs are 0-2 literals and a
- * third of the matches have length escapes, so the branch per bit is what an LZ77 decoder mostly
- * pays for. The careful loop finishes the last bytes one flag bit at a time, with every check,
- * and decides how a truncated or overlong stream ends.
+ * sentinel, when the word is used up). In relogged buffers literal runs are short and many
+ * matches have length escapes, so the branch per bit is what an LZ77 decoder mostly pays for.
+ * The careful loop finishes the last bytes one flag bit at a time, with every check, and
+ * decides how a truncated or overlong stream ends.
  *
  * The flag word is bit-reversed once when loaded, so the next flag is the lowest bit: the fast
  * loop finds it with count-trailing-zeros and consumes it by clearing the lowest set bit, which
