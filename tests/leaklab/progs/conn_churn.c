@@ -49,24 +49,18 @@ static int step(long i, void *p)
 
 int main(int argc, char **argv)
 {
-	const char *usage = "conn_churn RATE SECS";
 	struct ctx c;
-	double rate, secs;
+	double a[2];
 	long n;
 
-	if (argc != 3)
-		return fprintf(stderr, "usage: %s\n", usage), 2;
-	rate = lab_arg(argv[1], usage);
-	secs = lab_arg(argv[2], usage);
+	lab_args(argc, argv, 2, 2, "conn_churn RATE SECS", a);
 	lab_setup();
 	memset(c.buf, 'c', sizeof(c.buf));
 	if ((c.lfd = lab_listen(&c.a)) < 0)
 		return 1;
-	printf("lab: conn_churn ready\n");
-	fflush(stdout);
-	n = lab_pace(rate, secs, step, &c);
-	printf("lab: conn_churn done %ld\n", n < 0 ? 0 : n);
-	fflush(stdout);
+	lab_ready("conn_churn");
+	n = lab_pace(a[0], a[1], step, &c);
+	lab_done("conn_churn", n);
 	close(c.lfd);
 	return n < 0;
 }

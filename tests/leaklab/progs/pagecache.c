@@ -5,21 +5,15 @@
  * server's reads would. The page cache grows, but it is reclaimable memory, not a kernel leak.
  * The answer: no leak in the kernel domain.
  */
-#include <fcntl.h>
-#include <limits.h>
-
 #include "lab.h"
 
-struct ctx {
-	int fd;
-	char *buf;
-};
+static int fd;
+static char buf[1 << 20];
 
 static int step(long i, void *p)
 {
-	struct ctx *c = p;
-
-	if (pread(c->fd, c->buf, 1 << 20, (off_t)i << 20) < 0) {
+	(void)p;
+	if (pread(fd, buf, sizeof(buf), (off_t)i << 20) < 0) {
 		perror("pagecache: read");
 		return -1;
 	}
@@ -28,40 +22,20 @@ static int step(long i, void *p)
 
 int main(int argc, char **argv)
 {
-	const char *usage = "pagecache MIB SECS DIR";
 	char path[PATH_MAX];
-	struct ctx c;
-	double mib, secs;
+	double a[2];
 	long n;
 
-	if (argc != 4)
-		return fprintf(stderr, "usage: %s\n", usage), 2;
-	mib = lab_arg(argv[1], usage);
-	secs = lab_arg(argv[2], usage);
+	lab_args(argc, argv, 3, 2, "pagecache MIB SECS DIR", a);
 	lab_setup();
-	snprintf(path, sizeof(path), "%s/lab-pc-%d", argv[3], (int)getpid());
-	c.buf = malloc(1 << 20);
-	c.fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (!c.buf || c.fd < 0) {
-		fprintf(stderr, "pagecache: %s: %s\n", path, strerror(errno));
+	fd = lab_make_file(argv[3], "pc", (long)a[0], path, sizeof(path));
+	if (fd < 0)
 		return 1;
-	}
-	memset(c.buf, 'p', 1 << 20);
-	for (long i = 0; i < (long)mib; i++)
-		if (write(c.fd, c.buf, 1 << 20) != 1 << 20) {
-			fprintf(stderr, "pagecache: writing %s: %s\n", path, strerror(errno));
-			unlink(path);
-			return 1;
-		}
-	fdatasync(c.fd);
-	posix_fadvise(c.fd, 0, 0, POSIX_FADV_DONTNEED);
-	printf("lab: pagecache ready\n");
-	fflush(stdout);
+	lab_ready("pagecache");
 	/* the whole file once over the run: MIB reads of 1 MiB */
-	n = lab_pace(mib / secs, secs, step, &c);
-	printf("lab: pagecache done %ld\n", n < 0 ? 0 : n);
-	fflush(stdout);
-	close(c.fd);
+	n = lab_pace(a[0] / a[1], a[1], step, NULL);
+	lab_done("pagecache", n);
+	close(fd);
 	unlink(path);
 	return n < 0;
 }

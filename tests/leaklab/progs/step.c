@@ -11,43 +11,27 @@
 
 int main(int argc, char **argv)
 {
-	const char *usage = "step DELAY CONNS BYTES SECS";
-	double delay, secs, t0;
-	long conns, bytes;
-	struct sockaddr_in a;
+	struct sockaddr_in sa;
+	double a[4], t0;
+	long conns;
 	int lfd, *fds;
-	rlim_t lim;
 
-	if (argc != 5)
-		return fprintf(stderr, "usage: %s\n", usage), 2;
-	delay = lab_arg(argv[1], usage);
-	conns = (long)lab_arg(argv[2], usage);
-	bytes = (long)lab_arg(argv[3], usage);
-	secs = lab_arg(argv[4], usage);
-	lim = lab_setup();
-	if ((rlim_t)(2 * conns + 16) > lim) {
-		fprintf(stderr, "step: %ld connections need %ld fds, the limit is %llu\n", conns,
-			2 * conns + 16, (unsigned long long)lim);
-		return 1;
-	}
-	fds = calloc(2 * conns + 1, sizeof(int));
-	if (!fds || (lfd = lab_listen(&a)) < 0)
+	lab_args(argc, argv, 4, 4, "step DELAY CONNS BYTES SECS", a);
+	conns = (long)a[1];
+	fds = lab_fds("step", 2 * conns, lab_setup());
+	if (!fds || (lfd = lab_listen(&sa)) < 0)
 		return 1;
 	t0 = lab_now();
-	printf("lab: step ready\n");
-	fflush(stdout);
-	lab_hold(delay);
+	lab_ready("step");
+	lab_hold(a[0]);
 	for (long i = 0; i < conns && !lab_stop; i++) {
-		if (lab_pair(lfd, &a, &fds[2 * i], &fds[2 * i + 1]))
+		if (lab_pair(lfd, &sa, &fds[2 * i], &fds[2 * i + 1]))
 			return 1;
-		lab_send(fds[2 * i], bytes);
+		lab_send(fds[2 * i], (long)a[2]);
 	}
-	lab_hold(secs - (lab_now() - t0));
-	printf("lab: step done %ld\n", conns);
-	fflush(stdout);
-	for (long i = 0; i < 2 * conns; i++)
-		if (fds[i] > 0)
-			close(fds[i]);
+	lab_hold(a[3] - (lab_now() - t0));
+	lab_done("step", conns);
+	lab_close_fds(fds, 2 * conns);
 	close(lfd);
 	return 0;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tcp_noread CONNS BYTES_PER_SEC SECS — network leak from a peer that never reads: CONNS
+ * tcp_noread CONNS BYTES_PER_SEC SECS — network leak from peers that never read: CONNS
  * loopback connections whose senders keep writing BYTES_PER_SEC in total while the receivers
  * never read. Data piles up in receive queues and, once a receive window is full, in the send
  * queues. With enough connections the buffers do not fill within SECS (each connection is
@@ -9,9 +9,11 @@
 #include "lab.h"
 #include "net.h"
 
+#define CHUNK 4096
+
 struct ctx {
-	int *cli;
-	long conns, chunk;
+	int *fds;
+	long conns;
 };
 
 static int step(long i, void *p)
@@ -20,46 +22,33 @@ static int step(long i, void *p)
 
 	/* round robin; a full connection takes nothing and the next one gets the data */
 	for (long k = 0; k < c->conns; k++)
-		if (lab_send(c->cli[(i + k) % c->conns], c->chunk) > 0)
+		if (lab_send(c->fds[2 * ((i + k) % c->conns)], CHUNK) > 0)
 			break;
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	const char *usage = "tcp_noread CONNS BYTES_PER_SEC SECS";
+	struct sockaddr_in sa;
 	struct ctx c;
-	double rate, secs;
-	int lfd, *srv;
-	struct sockaddr_in a;
+	double a[3];
+	int lfd;
 	long n;
 
-	if (argc != 4)
-		return fprintf(stderr, "usage: %s\n", usage), 2;
-	c.conns = (long)lab_arg(argv[1], usage);
-	rate = lab_arg(argv[2], usage);
-	secs = lab_arg(argv[3], usage);
+	lab_args(argc, argv, 3, 3, "tcp_noread CONNS BYTES_PER_SEC SECS", a);
+	c.conns = (long)a[0];
 	if (c.conns < 1)
-		return fprintf(stderr, "usage: %s\n", usage), 2;
-	lab_setup();
-	c.cli = calloc(c.conns, sizeof(int));
-	srv = calloc(c.conns, sizeof(int));
-	if (!c.cli || !srv || (lfd = lab_listen(&a)) < 0)
+		lab_usage("tcp_noread CONNS BYTES_PER_SEC SECS");
+	c.fds = lab_fds("tcp_noread", 2 * c.conns, lab_setup());
+	if (!c.fds || (lfd = lab_listen(&sa)) < 0)
 		return 1;
 	for (long i = 0; i < c.conns; i++)
-		if (lab_pair(lfd, &a, &c.cli[i], &srv[i]))
+		if (lab_pair(lfd, &sa, &c.fds[2 * i], &c.fds[2 * i + 1]))
 			return 1;
-	/* 4 KiB writes, as many a second as the byte rate needs */
-	c.chunk = 4096;
-	printf("lab: tcp_noread ready\n");
-	fflush(stdout);
-	n = lab_pace(rate / c.chunk, secs, step, &c);
-	printf("lab: tcp_noread done %ld\n", n);
-	fflush(stdout);
-	for (long i = 0; i < c.conns; i++) {
-		close(c.cli[i]);
-		close(srv[i]);
-	}
+	lab_ready("tcp_noread");
+	n = lab_pace(a[1] / CHUNK, a[2], step, &c);
+	lab_done("tcp_noread", n);
+	lab_close_fds(c.fds, 2 * c.conns);
 	close(lfd);
-	return 0;
+	return n < 0;
 }

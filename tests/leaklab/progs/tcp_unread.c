@@ -26,37 +26,19 @@ static int step(long i, void *p)
 
 int main(int argc, char **argv)
 {
-	const char *usage = "tcp_unread RATE BYTES SECS";
 	struct ctx c;
-	double rate, secs;
-	long n, max;
-	rlim_t lim;
+	double a[3];
+	long n;
 
-	if (argc != 4)
-		return fprintf(stderr, "usage: %s\n", usage), 2;
-	rate = lab_arg(argv[1], usage);
-	c.bytes = (long)lab_arg(argv[2], usage);
-	secs = lab_arg(argv[3], usage);
-	lim = lab_setup();
-	max = (long)(rate * secs) + 2;
-	if ((rlim_t)(2 * max + 16) > lim) {
-		fprintf(stderr, "tcp_unread: %ld connections need %ld fds, the limit is %llu\n",
-			max, 2 * max + 16, (unsigned long long)lim);
-		return 1;
-	}
-	c.fds = calloc(2 * max, sizeof(int));
+	lab_args(argc, argv, 3, 3, "tcp_unread RATE BYTES SECS", a);
+	c.bytes = (long)a[1];
+	c.fds = lab_fds("tcp_unread", 2 * ((long)(a[0] * a[2]) + 2), lab_setup());
 	if (!c.fds || (c.lfd = lab_listen(&c.a)) < 0)
 		return 1;
-	printf("lab: tcp_unread ready\n");
-	fflush(stdout);
-	n = lab_pace(rate, secs, step, &c);
-	if (n < 0)
-		return 1;
-	printf("lab: tcp_unread done %ld\n", n);
-	fflush(stdout);
-	for (long i = 0; i < 2 * n; i++)
-		close(c.fds[i]);
+	lab_ready("tcp_unread");
+	n = lab_pace(a[0], a[2], step, &c);
+	lab_done("tcp_unread", n);
+	lab_close_fds(c.fds, 2 * (n < 0 ? 0 : n));
 	close(c.lfd);
-	free(c.fds);
-	return 0;
+	return n < 0;
 }
