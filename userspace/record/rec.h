@@ -16,11 +16,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "userspace/record/recorder.h"
 #include "userspace/record/snapshot.h"
 #include "userspace/lib/kmem/slabnames.h"
+#include "userspace/lib/util/util.h"
 
 /* The tracepoints the probes attach to (bpf.c); a missing optional one disables its program. */
 #define REC_NPROGS 8
@@ -83,8 +85,13 @@ static inline bool rec_filtered(const struct ps_record_opts *o)
 	return o->comm || o->pid || o->cgroup;
 }
 
-/* recorder.c: "what[ arg]: strerror(e)" into r->err; returns e. */
-int rec_fail(struct rec *r, int e, const char *what, const char *arg);
+/* "what[ arg]: strerror(e)" into r->err; returns e. */
+static inline int rec_fail(struct rec *r, int e, const char *what, const char *arg)
+{
+	snprintf(r->err, r->errlen, "%s%s%s: %s", what, arg ? " " : "", arg ? arg : "",
+		 ps_strerror(e));
+	return e;
+}
 
 /* bpf.c */
 int rec_bpf_load(struct rec *r);

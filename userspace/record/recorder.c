@@ -40,13 +40,6 @@ void ps_record_stop(void)
 	errno = saved;
 }
 
-int rec_fail(struct rec *r, int e, const char *what, const char *arg)
-{
-	snprintf(r->err, r->errlen, "%s%s%s: %s", what, arg ? " " : "", arg ? arg : "",
-		 ps_strerror(e));
-	return e;
-}
-
 /* One interval; the sampled stacks are stored every 10th and at the end. */
 static int interval(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool final)
 {
