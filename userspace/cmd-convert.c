@@ -19,39 +19,6 @@
 #include "userspace/lib/etw/convert.h"
 #include "userspace/lib/trace/trace.h"
 
-#include "userspace/lib/etw/poolsample-convert.h"
-
-/*
- * poolscope-win sample files: the converter (etw/poolsample-convert.c, next to the format's
- * reader) builds the whole run in memory, which is small (one interval per snapshot).
- */
-static int convert_poolsample(const char *in, const char *out, bool force)
-{
-	struct ps_run *r = NULL;
-	char err[512];
-	const char *torn;
-	int e;
-
-	e = ps_convert_poolsample(in, &r, err, sizeof(err));
-	if (e < 0) {
-		fprintf(stderr, "poolscope convert: %s\n", err);
-		return PS_EXIT_FAIL;
-	}
-	torn = ps_run_meta(r, PS_META_TORN_SNAPSHOTS);
-	if (torn && strcmp(torn, "0"))
-		fprintf(stderr, "poolscope convert: %s: warning: the last snapshot was cut short "
-			"(the sampler was stopped while writing it) and was dropped\n", in);
-	e = ps_run_save(r, out, force ? PS_TRACE_F_FORCE : 0, err, sizeof(err));
-	if (e < 0) {
-		fprintf(stderr, "poolscope convert: %s\n", err);
-		ps_run_free(r);
-		return PS_EXIT_FAIL;
-	}
-	printf("%s: %u snapshots, %zu tags\n", out, r->nintervals, r->ntags);
-	ps_run_free(r);
-	return PS_EXIT_OK;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -178,14 +145,12 @@ static int convert_main(int argc, char **argv, const char **in)
 		fprintf(stderr, "poolscope convert: one .etl at a time (got %zu inputs)\n", nin);
 		return PS_EXIT_USAGE;
 	}
-	if (kind == PS_INPUT_POOLSAMPLE) {
-		if (nin > 1) {
-			fprintf(stderr, "poolscope convert: one sample file at a time (got %zu)\n", nin);
-			return PS_EXIT_USAGE;
-		}
-		return ps_finish_stdout(convert_poolsample(in[0], out, force));
+	if (kind == PS_INPUT_POOLSAMPLE && nin > 1) {
+		fprintf(stderr, "poolscope convert: one sample file at a time (got %zu)\n", nin);
+		return PS_EXIT_USAGE;
 	}
-	if (pooltag) {
+	/* the sample converter sets no owners: --pooltag is not read for a sample file */
+	if (pooltag && kind != PS_INPUT_POOLSAMPLE) {
 		r = ps_pooltag_load(&pt, pooltag, err, sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "poolscope convert: --pooltag: %s\n", err);
@@ -209,9 +174,14 @@ static int convert_main(int argc, char **argv, const char **in)
 	err[0] = 0;
 	if (kind == PS_INPUT_ETL)
 		r = ps_convert_etl(t, in[0], &o, &res, err, sizeof(err));
+	else if (kind == PS_INPUT_POOLSAMPLE)
+		r = ps_convert_poolsample(t, in[0], &o, &res, err, sizeof(err));
 	else
 		r = ps_convert_text(t, in, nin, &o, &res, err, sizeof(err));
 	ps_pooltag_free(&pt);
+	if (res.torn_snapshots)
+		fprintf(stderr, "poolscope convert: %s: warning: the last snapshot was cut short "
+			"(the sampler was stopped while writing it) and was dropped\n", in[0]);
 	if (r < 0) {
 		ps_trace_discard(t);
 		fprintf(stderr, "poolscope convert: %s\n", err);

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer harness (make fuzz) for the text inputs of `poolscope convert`: poolmon and
- * !poolused snapshots (ps_convert_text() into a trace), poolscope-win sample files and
- * pooltag.txt, each reading the same input from a file, as the command does. Seeded with
- * tests/corpus/windows and tests/fuzz/text-seeds. Its first run found the short-line bug of
- * parse_line() (test poolmon_short_lines) and the crash on a sample line of spaces (space_lines).
+ * !poolused snapshots (ps_convert_text()) and poolscope-win sample files
+ * (ps_convert_poolsample()), each into a trace, and pooltag.txt, each reading the same input
+ * from a file, as the command does. Seeded with tests/corpus/windows and tests/fuzz/text-seeds.
+ * Its first run found the short-line bug of parse_line() (test poolmon_short_lines) and the
+ * crash on a sample line of spaces (space_lines).
  * A trace converted without an error must load (fuzz_check_loads()).
  */
 #include "userspace/lib/etw/convert.h"
-#include "userspace/lib/etw/poolsample-convert.h"
 #include "userspace/lib/etw/pooltag.h"
 #include "userspace/lib/trace/trace.h"
 #include "fuzz_file.h"
@@ -21,7 +21,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ps_convert_opts o = { .interval_ns = 1000000000ull };
 	struct ps_convert_result res;
 	struct ps_pooltags pt = { 0 };
-	struct ps_run *run = NULL;
 	struct ps_trace *t;
 
 	fuzz_file(data, size, in, db);
@@ -33,11 +32,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!ps_trace_close(t) && !rc)
 			fuzz_check_loads(db);
 	}
-	if (!ps_convert_poolsample(in, &run, err, sizeof(err))) {
-		/* what cmd-convert does with it; a run the reader would refuse is not written */
-		if (!ps_run_save(run, db, PS_TRACE_F_FORCE, err, sizeof(err)))
+	if (!ps_trace_create(&t, db, PS_TRACE_F_FORCE | PS_TRACE_F_BATCH)) {
+		int rc = ps_convert_poolsample(t, in, &o, &res, err, sizeof(err));
+
+		if (!ps_trace_close(t) && !rc)
 			fuzz_check_loads(db);
-		ps_run_free(run);
 	}
 	if (!ps_pooltag_load(&pt, in, err, sizeof(err)))
 		ps_pooltag_free(&pt);

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Round trip: write sample files with the shared writer, convert them into a run, check the
- * fields; torn last snapshot, bad magic, wrong version and absurd numbers must be reported.
+ * Round trip: write sample files with the shared writer, convert them into a trace as `convert`
+ * does (create, convert, close or discard), load it back and check the fields; torn last
+ * snapshot, bad magic, wrong version, absurd numbers, a clock going back and live figures past
+ * what a trace holds must be reported.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test.h"
 #include "userspace/lib/etw/poolsample.h"
-#include "userspace/lib/etw/poolsample-convert.h"
+#include "userspace/lib/etw/convert.h"
 
 static const char *write_file(const char *name, int torn)
 {
@@ -36,9 +39,59 @@ static const char *write_file(const char *name, int torn)
 	return path;
 }
 
+static const char *write_text(const char *name, const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", ps_test_tmpdir(), name);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	return path;
+}
+
+/*
+ * Converts path into <tmpdir>/<db> as `poolscope convert` does and loads the trace into *r. On
+ * a failed conversion the trace is discarded, and nothing must be left of it.
+ */
+static int convert(const char *path, const char *db, struct ps_run **r,
+		   struct ps_convert_result *res, char *err, size_t errlen)
+{
+	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
+	struct ps_trace *t;
+	char out[512];
+	int rc;
+
+	*r = NULL;
+	snprintf(out, sizeof(out), "%s/%s", ps_test_tmpdir(), db);
+	rc = ps_trace_create(&t, out, PS_TRACE_F_FORCE | PS_TRACE_F_BATCH);
+	if (!ASSERT_OK(rc, out))
+		return rc;
+	rc = ps_convert_poolsample(t, path, &o, res, err, errlen);
+	if (rc < 0) {
+		ps_trace_discard(t);
+		ASSERT_TRUE(access(out, F_OK) != 0, "a failed conversion leaves no trace");
+		return rc;
+	}
+	if (!ASSERT_OK(ps_trace_close(t), "close"))
+		return -EIO;
+	return ps_run_load(r, out, err, errlen);
+}
+
+static const struct ps_tag_series *find_tag(const struct ps_run *r, const char *name)
+{
+	for (size_t i = 0; i < r->ntags; i++)
+		if (!strcmp(r->tags[i].tag.name, name))
+			return &r->tags[i];
+	return NULL;
+}
+
 static void check_run(const struct ps_run *r)
 {
-	const struct ps_tag_series *ls = NULL, *nt = NULL;
+	const struct ps_tag_series *ls = find_tag(r, "LSbf"), *nt = find_tag(r, "Ntfx");
 
 	if (!ASSERT_EQ(r->nintervals, 2, "intervals"))
 		return;
@@ -49,12 +102,6 @@ static void check_run(const struct ps_run *r)
 	ASSERT_U64_EQ(r->intervals[1].dur_ns, 1000000000ULL, "dur_ns");
 	ASSERT_EQ(ps_run_sys(r, "NonPagedPool")->v[1], 150, "nonpaged");
 	ASSERT_EQ(ps_run_sys(r, "AvailableBytes")->v[0], 300, "avail");
-	for (size_t i = 0; i < r->ntags; i++) {
-		if (!strcmp(r->tags[i].tag.name, "LSbf"))
-			ls = &r->tags[i];
-		if (!strcmp(r->tags[i].tag.name, "Ntfx"))
-			nt = &r->tags[i];
-	}
 	if (!ASSERT_NOT_NULL(ls, "LSbf") || !ASSERT_NOT_NULL(nt, "Ntfx"))
 		return;
 	ASSERT_STREQ(ls->tag.pool, "nonpaged", "LSbf pool");
@@ -70,32 +117,33 @@ static void check_run(const struct ps_run *r)
 
 TEST(round_trip)
 {
-	struct ps_run *r = NULL, *back = NULL;
-	char err[256] = "", db[512];
-	int rc = ps_convert_poolsample(write_file("a.tsv", 0), &r, err, sizeof(err));
+	struct ps_convert_result res;
+	struct ps_run *r = NULL;
+	char err[256] = "";
 
-	if (!ASSERT_OK(rc, err))
+	if (!ASSERT_OK(convert(write_file("a.tsv", 0), "a.db", &r, &res, err, sizeof(err)), err))
 		return;
 	check_run(r);
-	snprintf(db, sizeof(db), "%s/a.db", ps_test_tmpdir());
-	if (!ASSERT_OK(ps_run_save(r, db, 0, err, sizeof(err)), err))
-		goto out;
-	if (!ASSERT_OK(ps_run_load(&back, db, err, sizeof(err)), err))
-		goto out;
-	check_run(back);
-out:
+	ASSERT_EQ(res.snapshots, 2, "snapshots");
+	ASSERT_EQ(res.intervals, 2, "intervals");
+	ASSERT_EQ(res.tags, 2, "tags");
+	ASSERT_EQ(res.torn_snapshots, 0, "not torn");
+	ASSERT_STREQ(ps_run_meta(r, "torn_snapshots_dropped"), "0", "none dropped");
+	ASSERT_STREQ(ps_run_meta(r, "source"), "poolscope-win-sample", "source");
+	ASSERT_STREQ(ps_run_meta(r, "start_wall_ns"), "1000000000", "start_wall_ns");
 	ps_run_free(r);
-	ps_run_free(back);
 }
 
 TEST(torn_last)
 {
+	struct ps_convert_result res;
 	struct ps_run *r = NULL;
 	char err[256] = "";
 
-	if (!ASSERT_OK(ps_convert_poolsample(write_file("t.tsv", 1), &r, err, sizeof(err)), err))
+	if (!ASSERT_OK(convert(write_file("t.tsv", 1), "t.db", &r, &res, err, sizeof(err)), err))
 		return;
 	ASSERT_EQ(r->nintervals, 2, "torn snapshot dropped");
+	ASSERT_EQ(res.torn_snapshots, 1, "said in the result");
 	ASSERT_STREQ(ps_run_meta(r, "torn_snapshots_dropped"), "1", "counted");
 	ps_run_free(r);
 }
@@ -103,38 +151,71 @@ TEST(torn_last)
 /* A line of spaces is blank, as an empty one is (it had no record to look at: a crash). */
 TEST(space_lines)
 {
-	char path[512], err[256] = "";
+	struct ps_convert_result res;
 	struct ps_run *r = NULL;
-	FILE *f;
+	char err[256] = "";
+	const char *path = write_text("spaces.tsv", "#poolscope-sample 1\n   \n"
+				      "S 0 1000000000 100 200 300\n \n"
+				      "T 6662534c nonpaged 10 4 600\nE 0\n  \n");
 
-	snprintf(path, sizeof(path), "%s/spaces.tsv", ps_test_tmpdir());
-	f = fopen(path, "w");
-	if (!ASSERT_NOT_NULL(f, path))
-		return;
-	fputs("#poolscope-sample 1\n   \nS 0 1000000000 100 200 300\n \n"
-	      "T 6662534c nonpaged 10 4 600\nE 0\n  \n", f);
-	fclose(f);
-	if (!ASSERT_OK(ps_convert_poolsample(path, &r, err, sizeof(err)), err))
+	if (!ASSERT_OK(convert(path, "spaces.db", &r, &res, err, sizeof(err)), err))
 		return;
 	ASSERT_EQ(r->nintervals, 1, "one snapshot");
 	ASSERT_EQ(r->ntags, 1, "one tag");
 	ps_run_free(r);
 }
 
+/*
+ * Written snapshot by snapshot: a duplicate record of a snapshot gives way to the last one, a
+ * tag missing from a snapshot keeps its live figures with no counts, one seen again counts from
+ * its last snapshot.
+ */
+TEST(duplicates_and_gaps)
+{
+	struct ps_convert_result res;
+	const struct ps_tag_series *a, *b;
+	struct ps_run *r = NULL;
+	char err[256] = "";
+	const char *path = write_text("gaps.tsv", "#poolscope-sample 1\n"
+				      "S 0 10 1 2 3\nT 41414141 nonpaged 10 4 600\n"
+				      "T 41414141 nonpaged 12 4 700\nT 42424242 paged 5 1 40\nE 0\n"
+				      "S 1 20 1 2 3\nT 42424242 paged 9 1 72\nE 1\n"
+				      "S 2 35 1 2 3\nT 41414141 nonpaged 20 5 900\nE 2\n");
+
+	if (!ASSERT_OK(convert(path, "gaps.db", &r, &res, err, sizeof(err)), err))
+		return;
+	if (!ASSERT_EQ(r->nintervals, 3, "intervals") || !ASSERT_EQ(r->ntags, 2, "tags"))
+		goto out;
+	a = find_tag(r, "AAAA");
+	b = find_tag(r, "BBBB");
+	if (!ASSERT_NOT_NULL(a, "AAAA") || !ASSERT_NOT_NULL(b, "BBBB"))
+		goto out;
+	ASSERT_EQ(a->tag.id, 1, "ids in the order tags appear");
+	ASSERT_EQ(a->s[0].live_bytes, 700, "the last duplicate wins");
+	ASSERT_EQ(a->s[0].live_objs, 8, "its objects");
+	ASSERT_EQ(a->s[1].live_bytes, 700, "carried over a snapshot without it");
+	ASSERT_U64_EQ(a->s[1].allocs, 0, "no counts where it was missing");
+	ASSERT_U64_EQ(a->s[2].allocs, 8, "allocs since the last snapshot that had it");
+	ASSERT_U64_EQ(a->s[2].frees, 1, "frees since then");
+	ASSERT_EQ(a->s[2].live_bytes, 900, "live bytes");
+	ASSERT_U64_EQ(b->s[1].allocs, 4, "BBBB allocs");
+	ASSERT_EQ(b->s[2].live_bytes, 72, "BBBB carried");
+	ASSERT_U64_EQ(r->intervals[2].t_ns, 25, "t_ns from the first snapshot");
+	ASSERT_U64_EQ(r->intervals[2].dur_ns, 15, "dur_ns from the previous one");
+out:
+	ps_run_free(r);
+}
+
 static void expect_error(const char *name, const char *text, const char *needle)
 {
-	char path[512], err[256] = "";
+	struct ps_convert_result res;
 	struct ps_run *r = NULL;
-	FILE *f;
+	char err[256] = "";
 
-	snprintf(path, sizeof(path), "%s/%s", ps_test_tmpdir(), name);
-	f = fopen(path, "w");
-	fputs(text, f);
-	fclose(f);
-	ASSERT_ERR(ps_convert_poolsample(path, &r, err, sizeof(err)), name);
+	ASSERT_ERR(convert(write_text(name, text), "bad.db", &r, &res, err, sizeof(err)), name);
 	ASSERT_STRSTR(err, needle, name);
 	ASSERT_STRSTR(err, name, "names the file");
-	ASSERT_TRUE(r == NULL, "no run");
+	ps_run_free(r);
 }
 
 TEST(bad_inputs)
@@ -148,4 +229,59 @@ TEST(bad_inputs)
 		     ":2: field wall_ns");
 	expect_error("tag.tsv", "#poolscope-sample 1\nS 0 1 0 0 0\nT zz nonpaged 1 1 1\n",
 		     ":3: field tag_hex");
+	expect_error("none.tsv", "#poolscope-sample 1\nS 0 1 0 0 0\n", "no complete snapshot");
+}
+
+/*
+ * A clock going back is found when its snapshot ends, and reported at the end of the file: a
+ * malformed line after it is the error, as when the file was read whole before any writing.
+ */
+TEST(backwards)
+{
+	static const char back[] = "#poolscope-sample 1\nS 0 1000 1 2 3\nE 0\nS 1 500 1 2 3\nE 1\n";
+	char text[256];
+
+	expect_error("back.tsv", back, "snapshot 1: wall_ns goes backwards");
+	snprintf(text, sizeof(text), "%sS 2 600 1 2 3\nT 4141 nonpaged 1 1 1\nE 2\n", back);
+	expect_error("back-bad.tsv", text, ":7: field tag_hex");
+}
+
+/*
+ * A record is within 2^52, but 512 tags of 4 PiB are 2^61, which the live figures of an interval
+ * may reach and not pass: with a small tag carried from snapshot 0 they pass it.
+ */
+static const char *write_big(const char *name, int ntags)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", ps_test_tmpdir(), name);
+	f = fopen(path, "w");
+	if (!ASSERT_NOT_NULL(f, path))
+		return path;
+	fputs("#poolscope-sample 1\nS 0 1000 1 2 3\nT 5a5a5a5a nonpaged 1 0 1\nE 0\n"
+	      "S 1 2000 1 2 3\n", f);
+	for (int i = 0; i < ntags; i++)		/* "AAAA", "BAAA", ...: printable, distinct */
+		fprintf(f, "T %08x nonpaged 0 0 %llu\n",
+			0x41414141u + (i % 16) + ((i / 16 % 16) << 8) + ((i / 256) << 16),
+			1ULL << 52);
+	fputs("E 1\n", f);
+	fclose(f);
+	return path;
+}
+
+TEST(live_sum_bound)
+{
+	struct ps_convert_result res;
+	struct ps_run *r = NULL;
+	char err[256] = "";
+
+	if (ASSERT_OK(convert(write_big("sum-ok.tsv", 511), "sum-ok.db", &r, &res, err,
+			      sizeof(err)), err))
+		ASSERT_EQ(r->ntags, 512, "all tags");
+	ps_run_free(r);
+	ASSERT_ERR(convert(write_big("sum-over.tsv", 512), "sum-over.db", &r, &res, err,
+			   sizeof(err)), "past 2^61");
+	ASSERT_STRSTR(err, "sum-over.tsv: the live bytes and objects of all tags at interval 1 "
+		      "add up past 2^61", "which sum, where");
 }

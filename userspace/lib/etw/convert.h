@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Converters from Windows inputs to the poolscope trace (trace/trace.h): raw .etl kernel traces
- * with pool events, and text snapshots (poolmon /n files, poolmon console captures, windbg
- * !poolused). docs/etw.md documents the mapping, the meta keys and the counters they write.
+ * with pool events, text snapshots (poolmon /n files, poolmon console captures, windbg
+ * !poolused) and poolscope-win sample files. Each writes into a trace its caller created and
+ * closes, or discards when the conversion fails. docs/etw.md documents the mapping, the meta
+ * keys and the counters they write.
  */
 #ifndef PS_ETW_CONVERT_H
 #define PS_ETW_CONVERT_H
@@ -39,6 +41,7 @@ struct ps_convert_result {
 	uint32_t tags;
 	uint32_t stacks;
 	uint32_t snapshots;
+	uint32_t torn_snapshots;		/* sample file: its last snapshot cut short */
 	uint32_t problems;			/* input problems (each printed to err_first) */
 	char first_problem[400];
 };
@@ -68,5 +71,15 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 int ps_convert_text(struct ps_trace *t, const char *const *paths, size_t n,
 		    const struct ps_convert_opts *o, struct ps_convert_result *res, char *err,
 		    size_t errlen);
+
+/*
+ * Converts a poolscope-win sample file (poolsample.h): each complete snapshot is one interval,
+ * at its own wall clock, with live bytes absolute (meta live_absolute = 1). A torn last
+ * snapshot is dropped and said in res->torn_snapshots and meta "torn_snapshots_dropped". The
+ * file carries its clock and names no owners: o is not read. Returns 0, or -errno/-EINVAL/
+ * -ERANGE with err naming the file, and the line and field where one is at fault.
+ */
+int ps_convert_poolsample(struct ps_trace *t, const char *path, const struct ps_convert_opts *o,
+			  struct ps_convert_result *res, char *err, size_t errlen);
 
 #endif

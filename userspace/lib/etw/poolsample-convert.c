@@ -1,30 +1,61 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Reader of the pool sample format and its conversion into a ps_run: one interval per
- * complete snapshot, one tag per (pool tag, pool type), alloc/free deltas between snapshots,
- * live bytes/objects absolute.  Only snapshots closed by their "E" line are used so that a
- * sampler killed mid-write never yields half a snapshot as data.
+ * Reader of the pool sample format and its conversion into a trace: one interval per complete
+ * snapshot, written when its "E" line is read; one tag per (pool tag, pool type); alloc/free
+ * deltas between snapshots, live bytes/objects absolute. Only snapshots closed by their "E" line
+ * are used so that a sampler killed mid-write never yields half a snapshot as data. Memory holds
+ * the snapshot being read and a few numbers per tag, not the file.
+ *
+ * A malformed line is the error wherever it is. What is found as the snapshots are written (a
+ * wall clock that goes back, live figures or counts past what a trace holds) stops the writing
+ * but is reported at the end of the file, unless a malformed line comes first: the same error a
+ * reading of the whole file before any writing gives.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "userspace/lib/etw/poolsample.h"
 #include "userspace/lib/etw/convert.h"
-#include "userspace/lib/etw/poolsample-convert.h"
+#include "userspace/lib/etw/kmap.h"
 
 struct rec {
 	uint32_t tag;
 	int paged;
 	uint64_t allocs, frees, bytes;
+	uint32_t ti;		/* its series, once the snapshot ends */
 };
 
-struct snap {
+/* One (tag, pool) series as the snapshots so far left it. */
+struct stag {
+	uint32_t raw;		/* the tag of its first record (series_of()) */
+	bool seen;		/* a snapshot had it: the next one's counts are deltas */
+	int64_t id;
+	uint64_t allocs, frees;		/* the counters of the last snapshot that had it */
+	int64_t live_objs, live_bytes;	/* since that snapshot (carried over those without it) */
+	size_t hit;		/* its last record in the snapshot being written, + 1 */
+};
+
+struct sconv {
+	const char *path;
+	struct ps_trace *t;
+	char *err;
+	size_t errlen;
+	/* the snapshot being read */
 	uint64_t wall, np, pg, avail;
-	size_t n;
 	struct rec *r;
+	size_t n;
+	/* the snapshots that ended */
+	uint32_t nsnaps;
+	uint64_t wall0, prev;
+	struct stag *tags;
+	uint32_t ntags;
+	struct ps_kmap tagmap;		/* (tag as formatted, paged) -> index into tags */
+	uint64_t run_sum;	/* the tags' allocs and frees, until past PS_TRACE_SUM_MAX */
+	/* for the end of the file: the first snapshot found going back, or past the live sum */
+	int64_t backwards, live_over;
+	bool run_over;
 };
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -38,23 +69,198 @@ static int parse_u64(const char *s, uint64_t *v)
 	return (errno || *end) ? -EINVAL : 0;
 }
 
-static void free_snaps(struct snap *s, size_t n)
+static int write_failed(struct sconv *c, int r)
 {
-	for (size_t i = 0; i < n; i++)
-		free(s[i].r);
-	free(s);
+	snprintf(c->err, c->errlen, "writing the trace: %s", ps_trace_errmsg(c->t));
+	return r < 0 ? r : -EIO;
 }
 
-int ps_convert_poolsample(const char *path, struct ps_run **out, char *err, size_t errlen)
+/*
+ * The series of rec, added at its first record. Series are told apart by the name the trace
+ * shows (tags differing in the protected bit or in unprintable bytes share one): the records of
+ * the first tag read under a name fill its series, the others' are left out.
+ */
+static int series_of(struct sconv *c, struct rec *rec)
 {
-	struct snap *snaps = NULL, cur = { 0 };
-	size_t nsnaps = 0, lineno = 0;
-	int in_snap = 0, rc = -EINVAL, torn = 0;
-	char line[512], host[128] = "", osver[64] = "", ivl[32] = "";
-	struct ps_run *r = NULL;
-	FILE *f = fopen(path, "r");
+	char name[5];
+	uint32_t key, v;
+	int r;
 
-	*out = NULL;
+	ps_pool_tag_format(rec->tag, name);
+	memcpy(&key, name, sizeof(key));
+	if (ps_kmap_get(&c->tagmap, key, (uint32_t)rec->paged, &v)) {
+		rec->ti = v;
+		return 0;
+	}
+	struct stag *n = realloc(c->tags, (c->ntags + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	c->tags = n;
+	struct ps_tag tag = { .kind = PS_KIND_POOL, .name = name, .cache = name,
+			      .pool = ps_pool_type_name(rec->paged),
+			      .flags = rec->paged ? PS_TAG_F_RECLAIMABLE : 0 };
+	r = ps_trace_add_tag(c->t, &tag);
+	if (r)
+		return write_failed(c, r);
+	c->tags[c->ntags] = (struct stag){ .raw = rec->tag, .id = tag.id };
+	if (ps_kmap_put(&c->tagmap, key, (uint32_t)rec->paged, c->ntags) < 0)
+		return -ENOMEM;
+	rec->ti = c->ntags++;
+	return 0;
+}
+
+/*
+ * The samples of a snapshot: a series it has gets its live figures and the deltas of its
+ * counters since the last snapshot that had it (0 the first time); a series it lacks keeps its
+ * live figures (the reader carries them). A row only when something changed, as the trace
+ * reader expects.
+ */
+static int write_samples(struct sconv *c)
+{
+	int r = 0;
+
+	for (size_t j = 0; j < c->n; j++) {
+		r = series_of(c, &c->r[j]);
+		if (r)
+			return r;
+		if (c->tags[c->r[j].ti].raw == c->r[j].tag)
+			c->tags[c->r[j].ti].hit = j + 1;
+	}
+	for (size_t j = 0; j < c->n && !r; j++) {
+		const struct rec *h = &c->r[j];
+		struct stag *g = &c->tags[h->ti];
+		struct ps_sample s = { .live_objs = (int64_t)(h->allocs - h->frees),
+				       .live_bytes = (int64_t)h->bytes };
+
+		if (g->hit != j + 1)
+			continue;	/* a record of another tag, or an earlier duplicate */
+		g->hit = 0;
+		if (g->seen) {
+			s.allocs = (uint32_t)(h->allocs - g->allocs);
+			s.frees = (uint32_t)(h->frees - g->frees);
+		}
+		bool changed = s.allocs || s.frees || s.live_objs != g->live_objs ||
+			       s.live_bytes != g->live_bytes;
+
+		if (c->run_sum <= (uint64_t)PS_TRACE_SUM_MAX)
+			c->run_sum += s.allocs + s.frees;
+		g->seen = true;
+		g->allocs = h->allocs;
+		g->frees = h->frees;
+		g->live_objs = s.live_objs;
+		g->live_bytes = s.live_bytes;
+		if (changed)
+			r = ps_trace_add_sample(c->t, g->id, &s);
+	}
+	return r ? write_failed(c, r) : 0;
+}
+
+/*
+ * An "E" line: the snapshot read is interval nsnaps, t_ns from the first snapshot's wall clock.
+ * The trace reader bounds (PS_TRACE_SUM_MAX) the tags' live bytes and objects of each interval,
+ * those carried from earlier snapshots too, and their allocs and frees over the run: each record
+ * is within 2^52, but thousands of them are not within 2^61.
+ */
+static int end_snapshot(struct sconv *c)
+{
+	uint32_t k = c->nsnaps++;
+	uint64_t prev = k ? c->prev : c->wall;
+	int64_t live = 0;
+	int r;
+
+	if (!k)
+		c->wall0 = c->wall;
+	c->prev = c->wall;
+	if (c->backwards >= 0)
+		return 0;
+	if (c->wall < prev) {
+		c->backwards = k;
+		return 0;
+	}
+	if (c->live_over >= 0)
+		return 0;		/* the conversion fails: only a step back is left to find */
+	r = ps_trace_begin_interval(c->t, k, c->wall - c->wall0, c->wall, c->wall - prev);
+	if (r)
+		return write_failed(c, r);
+	r = write_samples(c);
+	if (r)
+		return r;
+	r = ps_trace_add_sysstat(c->t, PS_SYS_NONPAGED, (int64_t)c->np);
+	r = r ?: ps_trace_add_sysstat(c->t, PS_SYS_PAGED, (int64_t)c->pg);
+	r = r ?: ps_trace_add_sysstat(c->t, PS_SYS_AVAILABLE, (int64_t)c->avail);
+	r = r ?: ps_trace_commit_interval(c->t);
+	if (r)
+		return write_failed(c, r);
+	for (uint32_t i = 0; i < c->ntags; i++) {
+		live += llabs(c->tags[i].live_objs) + c->tags[i].live_bytes;
+		if (live > PS_TRACE_SUM_MAX) {
+			c->live_over = k;
+			break;
+		}
+	}
+	if (c->run_sum > (uint64_t)PS_TRACE_SUM_MAX)
+		c->run_over = true;
+	return 0;
+}
+
+/* The end of a file read without a malformed line: what end_snapshot() found, then meta. */
+static int finish(struct sconv *c, bool torn, const char *host, const char *osver,
+		  const char *ivl, struct ps_convert_result *res)
+{
+	static const char past[] = "add up past 2^61 (2 EiB), more than any machine holds";
+	int r;
+
+	if (!c->nsnaps) {
+		snprintf(c->err, c->errlen, "%s: no complete snapshot", c->path);
+		return -EINVAL;
+	}
+	if (c->backwards >= 0) {
+		snprintf(c->err, c->errlen, "%s: snapshot %lld: wall_ns goes backwards", c->path,
+			 (long long)c->backwards);
+		return -EINVAL;
+	}
+	res->torn_snapshots = torn;
+	if (c->live_over >= 0) {
+		snprintf(c->err, c->errlen, "%s: the live bytes and objects of all tags at "
+			 "interval %lld %s", c->path, (long long)c->live_over, past);
+		return -ERANGE;
+	}
+	if (c->run_over) {
+		snprintf(c->err, c->errlen, "%s: the tags' allocs, frees and their bytes over the "
+			 "run %s", c->path, past);
+		return -ERANGE;
+	}
+	r = ps_trace_set_meta(c->t, PS_META_OS, PS_OS_WINDOWS);
+	r = r ?: ps_trace_set_meta(c->t, PS_META_SOURCE, PS_SOURCE_WIN_SAMPLE);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_LIVE_ABSOLUTE, 1);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_TORN_SNAPSHOTS, torn);
+	if (host[0])
+		r = r ?: ps_trace_set_meta(c->t, PS_META_HOST, host);
+	if (osver[0])
+		r = r ?: ps_trace_set_meta(c->t, PS_META_OS_VERSION, osver);
+	if (ivl[0])
+		r = r ?: ps_trace_set_meta(c->t, PS_META_INTERVAL_NS, ivl);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_START_WALL_NS, (int64_t)c->wall0);
+	if (r)
+		return write_failed(c, r);
+	res->snapshots = res->intervals = c->nsnaps;
+	res->tags = c->ntags;
+	return 0;
+}
+
+int ps_convert_poolsample(struct ps_trace *t, const char *path, const struct ps_convert_opts *o,
+			  struct ps_convert_result *res, char *err, size_t errlen)
+{
+	struct sconv c = { .path = path, .t = t, .err = err, .errlen = errlen, .backwards = -1,
+			   .live_over = -1 };
+	size_t lineno = 0;
+	int in_snap = 0, rc = -EINVAL;
+	char line[512], host[128] = "", osver[64] = "", ivl[32] = "";
+	FILE *f;
+
+	memset(res, 0, sizeof(*res));
+	f = fopen(path, "r");
 	if (!f) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -errno;
@@ -101,8 +307,8 @@ int ps_convert_poolsample(const char *path, struct ps_run **out, char *err, size
 		}
 		if (line[0] == '#' || !line[0])
 			continue;
-		for (char *t = strtok_r(line, " ", &save); t && nt < 8; t = strtok_r(NULL, " ", &save))
-			tok[nt++] = t;
+		for (char *w = strtok_r(line, " ", &save); w && nt < 8; w = strtok_r(NULL, " ", &save))
+			tok[nt++] = w;
 		if (!nt)
 			continue;		/* only spaces: a blank line */
 		if (!strcmp(tok[0], "S")) {
@@ -124,8 +330,11 @@ int ps_convert_poolsample(const char *path, struct ps_run **out, char *err, size
 					goto out;
 				}
 			}
-			free(cur.r);
-			cur = (struct snap){ .wall = v[1], .np = v[2], .pg = v[3], .avail = v[4] };
+			c.wall = v[1];
+			c.np = v[2];
+			c.pg = v[3];
+			c.avail = v[4];
+			c.n = 0;
 			in_snap = 1;
 		} else if (!strcmp(tok[0], "T")) {
 			char *end;
@@ -155,28 +364,26 @@ int ps_convert_poolsample(const char *path, struct ps_run **out, char *err, size
 					goto out;
 				}
 			}
-			nr = realloc(cur.r, (cur.n + 1) * sizeof(*nr));
+			nr = realloc(c.r, (c.n + 1) * sizeof(*nr));
 			if (!nr) {
 				rc = -ENOMEM;
 				goto out;
 			}
-			cur.r = nr;
-			cur.r[cur.n++] = (struct rec){ (uint32_t)tg, !strcmp(tok[2], "paged"), v[0], v[1], v[2] };
+			c.r = nr;
+			c.r[c.n++] = (struct rec){ .tag = (uint32_t)tg, .paged = !strcmp(tok[2], "paged"),
+						   .allocs = v[0], .frees = v[1], .bytes = v[2] };
 		} else if (!strcmp(tok[0], "E")) {
-			struct snap *ns;
+			int e;
 
 			if (!in_snap) {
 				snprintf(err, errlen, "%s:%zu: end marker without a snapshot", path, lineno);
 				goto out;
 			}
-			ns = realloc(snaps, (nsnaps + 1) * sizeof(*ns));
-			if (!ns) {
-				rc = -ENOMEM;
+			e = end_snapshot(&c);
+			if (e) {
+				rc = e;
 				goto out;
 			}
-			snaps = ns;
-			snaps[nsnaps++] = cur;
-			cur = (struct snap){ 0 };
 			in_snap = 0;
 		} else {
 			snprintf(err, errlen, "%s:%zu: unknown record '%s' (expected S, T or E)",
@@ -188,118 +395,13 @@ int ps_convert_poolsample(const char *path, struct ps_run **out, char *err, size
 		snprintf(err, errlen, "%s: empty file (expected '%s 1')", path, PS_POOLSAMPLE_MAGIC);
 		goto out;
 	}
-	if (in_snap)
-		torn = 1;
-	if (!nsnaps) {
-		snprintf(err, errlen, "%s: no complete snapshot", path);
-		goto out;
-	}
-	r = ps_run_new((uint32_t)nsnaps);
-	if (!r) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	ps_run_set_meta(r, PS_META_OS, PS_OS_WINDOWS);
-	ps_run_set_meta(r, PS_META_SOURCE, PS_SOURCE_WIN_SAMPLE);
-	ps_run_set_meta(r, PS_META_LIVE_ABSOLUTE, "1");
-	ps_run_set_meta(r, PS_META_TORN_SNAPSHOTS, torn ? "1" : "0");
-	if (host[0])
-		ps_run_set_meta(r, PS_META_HOST, host);
-	if (osver[0])
-		ps_run_set_meta(r, PS_META_OS_VERSION, osver);
-	if (ivl[0])
-		ps_run_set_meta(r, PS_META_INTERVAL_NS, ivl);
-	{
-		char b[32];
-
-		snprintf(b, sizeof(b), "%" PRIu64, snaps[0].wall);
-		ps_run_set_meta(r, PS_META_START_WALL_NS, b);
-	}
-	{
-		struct ps_series *np, *pg, *av;
-
-		/* Adding a series may move the array: take the pointers after all three exist. */
-		if (!ps_run_add_sys(r, PS_SYS_NONPAGED) || !ps_run_add_sys(r, PS_SYS_PAGED) ||
-		    !ps_run_add_sys(r, PS_SYS_AVAILABLE)) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		np = (struct ps_series *)ps_run_sys(r, PS_SYS_NONPAGED);
-		pg = (struct ps_series *)ps_run_sys(r, PS_SYS_PAGED);
-		av = (struct ps_series *)ps_run_sys(r, PS_SYS_AVAILABLE);
-		for (size_t i = 0; i < nsnaps; i++) {
-			uint64_t prev = i ? snaps[i - 1].wall : snaps[0].wall;
-
-			if (snaps[i].wall < prev) {
-				snprintf(err, errlen, "%s: snapshot %zu: wall_ns goes backwards", path, i);
-				goto out;
-			}
-			r->intervals[i].t_ns = snaps[i].wall - snaps[0].wall;
-			r->intervals[i].wall_ns = snaps[i].wall;
-			r->intervals[i].dur_ns = snaps[i].wall - prev;
-			np->v[i] = (int64_t)snaps[i].np;
-			pg->v[i] = (int64_t)snaps[i].pg;
-			av->v[i] = (int64_t)snaps[i].avail;
-		}
-	}
-	/* One tag series per (tag, pool) seen anywhere; absent snapshots carry live values. */
-	for (size_t i = 0; i < nsnaps; i++) {
-		for (size_t j = 0; j < snaps[i].n; j++) {
-			struct rec *k = &snaps[i].r[j];
-			char name[5];
-			struct ps_tag tag = { .kind = PS_KIND_POOL };
-			struct ps_tag_series *ts = NULL;
-			const struct rec *last = NULL;
-
-			ps_pool_tag_format(k->tag, name);
-			for (size_t t = 0; t < r->ntags; t++)
-				if (!strcmp(r->tags[t].tag.name, name) &&
-				    !strcmp(r->tags[t].tag.pool, ps_pool_type_name(k->paged)))
-					ts = &r->tags[t];
-			if (ts)
-				continue;
-			tag.name = tag.cache = name;
-			tag.pool = ps_pool_type_name(k->paged);
-			tag.flags = k->paged ? PS_TAG_F_RECLAIMABLE : 0;
-			tag.id = (int64_t)r->ntags + 1;
-			ts = ps_run_add_tag(r, &tag);
-			if (!ts) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			for (size_t s = 0; s < nsnaps; s++) {
-				const struct rec *hit = NULL;
-
-				for (size_t q = 0; q < snaps[s].n; q++)
-					if (snaps[s].r[q].tag == k->tag && snaps[s].r[q].paged == k->paged)
-						hit = &snaps[s].r[q];
-				if (!hit) {
-					if (last) {
-						ts->s[s].live_objs = (int64_t)(last->allocs - last->frees);
-						ts->s[s].live_bytes = (int64_t)last->bytes;
-					}
-					continue;
-				}
-				if (last) {
-					ts->s[s].allocs = (uint32_t)(hit->allocs - last->allocs);
-					ts->s[s].frees = (uint32_t)(hit->frees - last->frees);
-				}
-				ts->s[s].live_objs = (int64_t)(hit->allocs - hit->frees);
-				ts->s[s].live_bytes = (int64_t)hit->bytes;
-				last = hit;
-			}
-		}
-	}
-	ps_run_finish(r);
-	*out = r;
-	r = NULL;
-	rc = 0;
+	rc = finish(&c, in_snap, host, osver, ivl, res);
 out:
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "%s: out of memory", path);
-	free(cur.r);
-	free_snaps(snaps, nsnaps);
-	ps_run_free(r);
+	free(c.r);
+	free(c.tags);
+	ps_kmap_free(&c.tagmap);
 	fclose(f);
 	return rc;
 }
