@@ -141,11 +141,13 @@ int ps_trend_fit(const double *xin, const double *yin, size_t nin, struct ps_tre
 	for (size_t i = 1; i < nin; i++)
 		if (!(xin[i] > xin[i - 1]))
 			return -EINVAL;
-	x = malloc(PS_TREND_MAX_POINTS * sizeof(*x));
-	y = malloc(PS_TREND_MAX_POINTS * sizeof(*y));
-	work = malloc(2 * PS_TREND_MAX_POINTS * sizeof(*work));
-	idx = malloc(PS_TREND_MAX_POINTS * sizeof(*idx));
-	pairs = malloc((size_t)PS_TREND_MAX_POINTS * (PS_TREND_MAX_POINTS - 1) / 2 * sizeof(*pairs));
+	/* sized for the points left after reduction: the pairs array is quadratic in them */
+	n = nin <= PS_TREND_MAX_POINTS ? nin : PS_TREND_MAX_POINTS;
+	x = malloc(n * sizeof(*x));
+	y = malloc(n * sizeof(*y));
+	work = malloc(2 * n * sizeof(*work));
+	idx = malloc(n * sizeof(*idx));
+	pairs = malloc(n * (n - 1) / 2 * sizeof(*pairs));
 	if (!x || !y || !work || !idx || !pairs)
 		goto out;
 	n = reduce(xin, yin, nin, x, y);
