@@ -677,10 +677,17 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp, in
 	if (!filter_on)
 		class_alloc(page_class(order), bytes);
 	if (filter_on || addr_sampled(addr)) {
+		struct ps_ptr_val pv = {
+			.tag = { .cls = PS_CLASS_PAGE_BASE +
+					(order < PS_MAX_ORDER ? order : PS_MAX_ORDER),
+				 .kind = PS_K_PAGE, .mt = migratetype & 0xff },
+			.bytes = bytes,
+		};
+
 		stackid = take_stack(ctx);
-		if (track(ctx, addr, PS_CLASS_PAGE_BASE + (order < PS_MAX_ORDER ? order : PS_MAX_ORDER),
-			  stackid >= 0 ? (__u64)stackid + 1 : PS_SITE_NOSTACK, PS_K_PAGE, bytes,
-			  stackid) && filter_on)
+		pv.tag.site = stackid >= 0 ? (__u64)stackid + 1 : PS_SITE_NOSTACK;
+		pv.stackid = stackid;
+		if (track_pv(ctx, addr, &pv) && filter_on)
 			class_alloc(page_class(order), bytes);	/* as for slab objects */
 	}
 	return 0;

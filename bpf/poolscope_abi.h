@@ -55,6 +55,16 @@
 #define PS_KMT_RECLAIM		2	/* kmalloc-rcl-N (__GFP_RECLAIMABLE) */
 #define PS_KMT_DMA		3	/* dma-kmalloc-N (__GFP_DMA) */
 
+/*
+ * ps_tag_key.mt: mm_page_alloc's migratetype, the mobility the gfp flags asked for. Kernel
+ * allocations are unmovable (or reclaimable when the caller can give them back under pressure);
+ * process and page-cache memory is movable. Values as the kernel's enum migratetype, which has
+ * kept these three first since 2.6.24.
+ */
+#define PS_MT_UNMOVABLE		0
+#define PS_MT_MOVABLE		1
+#define PS_MT_RECLAIMABLE	2
+
 /* ps_tag_key.site for pages when no stack id could be taken (stack error). */
 #define PS_SITE_NOSTACK		0ull
 
@@ -114,7 +124,8 @@ struct ps_tag_key {
 	__u64 site;		/* call site; for pages a stack id + 1 (0: none)  */
 	__u8 kind;		/* PS_K_* */
 	__u8 ctx;		/* PS_CTX_* */
-	__u8 pad[6];
+	__u8 mt;		/* pages: the migratetype the allocation asked for (PS_MT_*) */
+	__u8 pad[5];
 };
 _Static_assert(sizeof(struct ps_tag_key) == 24, "ps_tag_key layout");
 

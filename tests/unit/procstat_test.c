@@ -11,6 +11,7 @@
 
 #include "test.h"
 #include "userspace/lib/kmem/procstat.h"
+#include "userspace/lib/trace/keys.h"
 
 /* The scratch file name holding text; returns its path. */
 static const char *file(const char *name, const char *text)
@@ -101,6 +102,58 @@ TEST(meminfo_bad)
 	snprintf(where, sizeof(where), "%s/none", ps_test_tmpdir());
 	ASSERT_EQ(ps_meminfo_read(&m, where, err, sizeof(err)), -ENOENT, "missing file");
 	ASSERT_STRSTR(err, where, "names the file");
+	ps_meminfo_free(&m);
+}
+
+static const char sockstat[] =
+	"sockets: used 180\n"
+	"TCP: inuse 5 orphan 0 tw 2 alloc 7 mem 3\n"
+	"UDP: inuse 2 mem 4\n"
+	"UDPLITE: inuse 0\n"
+	"RAW: inuse 0\n"
+	"FRAG: inuse 1 memory 6000\n";
+
+/* Appended after what the table holds, pages times the page size, FRAG in bytes. */
+TEST(sockstat_fields)
+{
+	struct ps_meminfo_tab m = {};
+	char err[256];
+
+	ASSERT_EQ(ps_meminfo_read(&m, file("meminfo", meminfo), err, sizeof(err)), 0, err);
+	ASSERT_EQ(ps_sockstat_read(&m, file("sockstat", sockstat), 4096, err, sizeof(err)), 0, err);
+	if (ASSERT_EQ(m.n, 8, "5 meminfo fields and 3 socket fields")) {
+		ASSERT_STREQ(m.f[5].name, PS_SYS_SOCK_TCP_MEM, "TCP");
+		ASSERT_EQ(m.f[5].value, 3 * 4096, "TCP mem in bytes");
+		ASSERT_STREQ(m.f[6].name, PS_SYS_SOCK_UDP_MEM, "UDP");
+		ASSERT_EQ(m.f[6].value, 4 * 4096, "UDP mem in bytes");
+		ASSERT_STREQ(m.f[7].name, PS_SYS_SOCK_FRAG_MEM, "FRAG");
+		ASSERT_EQ(m.f[7].value, 6000, "FRAG memory is bytes already");
+	}
+	/* a kernel without one of the lines: the others still come */
+	m.n = 0;
+	ASSERT_EQ(ps_sockstat_read(&m, file("sockstat", "TCP: inuse 1 mem 2\n"), 4096, err,
+				   sizeof(err)), 0, err);
+	ASSERT_EQ(m.n, 1, "only TCP");
+	ps_meminfo_free(&m);
+}
+
+TEST(sockstat_bad)
+{
+	struct ps_meminfo_tab m = {};
+	char err[256], where[600];
+	const char *p;
+	static const char *const bad[] = {
+		"sockets: used 1\nTCP: inuse 1 mem x\n",
+		"sockets: used 1\nTCP: inuse 1 mem\n",
+		"sockets: used 1\nUDP: inuse 1 mem -3\n",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p = file("sockstat", bad[i]);
+		ASSERT_EQ(ps_sockstat_read(&m, p, 4096, err, sizeof(err)), -EINVAL, bad[i]);
+		snprintf(where, sizeof(where), "%s:2: expected", p);
+		ASSERT_STRSTR(err, where, "names the file and line 2");
+	}
 	ps_meminfo_free(&m);
 }
 

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 #include <bpf/bpf.h>
@@ -262,6 +263,9 @@ int rec_poll(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool s
 	if (e)
 		return rec_fail(r, e, "memory", NULL);
 	e = ps_meminfo_read(&s->meminfo, "/proc/meminfo", r->err, r->errlen);
+	if (!e)
+		e = ps_sockstat_read(&s->meminfo, "/proc/net/sockstat", sysconf(_SC_PAGESIZE), r->err,
+				     r->errlen);
 	if (!e)
 		e = ps_slabinfo_read(&s->slabinfo, "/proc/slabinfo", r->err, r->errlen);
 	if (e)

@@ -117,8 +117,6 @@ const char *rec_ctx_name(uint8_t ctx);
 /* stacks.c */
 /* The call site of a page stack and whether the page backs a slab or a large kmalloc. */
 uint64_t rec_page_site(const struct rec *r, const struct snap_frames *f, bool *backing);
-/* Whether a function puts pages into the page cache (reclaimable file data). */
-bool rec_page_cache_fn(const char *func);
 void rec_resolve_stacks(struct rec *r);
 
 /* write.c */

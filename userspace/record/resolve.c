@@ -32,7 +32,8 @@ struct page_ukey {
 	uint64_t site;
 	uint8_t backing;
 	uint8_t ctx;
-	uint8_t pad[6];
+	uint8_t mt;
+	uint8_t pad[5];
 };
 
 struct cls_info {
@@ -271,7 +272,7 @@ static struct utag *page_utag(struct rec *r, const struct snap_tag *st, uint64_t
 			      bool *backing, bool *made)
 {
 	const struct ps_tag_key *k = &st->key;
-	struct page_ukey pk = { .order = k->cls - PS_CLASS_PAGE_BASE, .ctx = k->ctx };
+	struct page_ukey pk = { .order = k->cls - PS_CLASS_PAGE_BASE, .ctx = k->ctx, .mt = k->mt };
 	struct utag *u;
 
 	*backing = false;
@@ -341,6 +342,30 @@ static void describe_tag(struct rec *r, struct utag *u, const struct ps_tag_key 
 }
 
 /*
+ * A page tag's domain. Pages backing slabs are the slab's (kernel, and counted there). The call
+ * site says page cache or process memory through the page-cache and fault APIs; past those, the
+ * mobility the allocation asked for: the kernel's own pages are unmovable or reclaimable (the
+ * caller frees them under pressure), process memory is movable.
+ */
+static const char *page_domain(uint8_t mt, bool backing, const char *func)
+{
+	const char *d = backing ? NULL : ps_page_fn_domain(func);
+
+	if (backing)
+		return PS_DOMAIN_KERNEL;
+	if (d)
+		return d;
+	switch (mt) {
+	case PS_MT_MOVABLE:
+		return PS_DOMAIN_USER;
+	case PS_MT_RECLAIMABLE:
+		return PS_DOMAIN_RECLAIMABLE;
+	default:
+		return PS_DOMAIN_KERNEL;
+	}
+}
+
+/*
  * The trace tag of a BPF tag key seen for the first time. *out stays NULL while the key's class
  * has no name yet (the key is tried again next interval); -ENOMEM.
  */
@@ -387,11 +412,15 @@ static int make_utag(struct rec *r, const struct snap_tag *st, struct utag **out
 	u->scale = r->scale;
 	if (k->kind == PS_K_KMALLOC && r->no_kfunc)
 		u->scale = 1;	/* every kmalloc object is tracked: exact counts */
-	if (k->kind == PS_K_PAGE && !backing && func && rec_page_cache_fn(func)) {
+	describe_tag(r, u, k, ci, func);
+	if (k->kind == PS_K_PAGE)
+		u->tag.domain = page_domain(k->mt, backing, func);
+	else
+		u->tag.domain = ps_flags_domain(u->tag.flags);
+	if (k->kind == PS_K_PAGE && !strcmp(u->tag.domain, PS_DOMAIN_RECLAIMABLE)) {
 		u->tag.pool = PS_POOL_RECLAIMABLE;
 		u->tag.flags |= PS_TAG_F_RECLAIMABLE;
 	}
-	describe_tag(r, u, k, ci, func);
 	if (rec_filtered(r->o)) {
 		u->scale = 1;
 		u->tag.comm = r->o->comm;

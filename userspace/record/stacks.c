@@ -40,19 +40,6 @@ static const char *const slab_fns[] = {
 	"barn_", "__refill", "refill_objects",
 };
 
-/*
- * Sites that put a page into the page cache (file data, reclaimable: counted in "Cached", not
- * in SUnreclaim). The report flags such tags instead of ranking them as leaks.
- */
-static const char *const page_cache_fns[] = {
-	"filemap_", "__filemap_", "page_cache_", "do_read_cache_", "read_cache_",
-	"grab_cache_page",
-};
-
-bool rec_page_cache_fn(const char *func)
-{
-	return has_prefix(func, page_cache_fns, ARRAY_SIZE(page_cache_fns));
-}
 
 uint64_t rec_page_site(const struct rec *r, const struct snap_frames *f, bool *backing)
 {

@@ -148,6 +148,7 @@ int ps_conv_etl__new_tag(struct conv *c, uint32_t tag, uint8_t pool, bool reclai
 	struct ps_tag pt = { .kind = PS_KIND_POOL, .name = name, .cache = name,
 			     .pool = pool_names[pool],
 			     .flags = reclaimable ? PS_TAG_F_RECLAIMABLE : 0 };
+	pt.domain = ps_flags_domain(pt.flags);
 	if (c->o->pooltags) {
 		const struct ps_pooltag_ent *pe = ps_pooltag_find(c->o->pooltags, name);
 		if (pe)

@@ -106,6 +106,7 @@ static int flush(struct tconv *c)
 			struct ps_tag pt = { .kind = PS_KIND_POOL, .name = w->tag, .cache = w->tag,
 					     .pool = pool_names[w->pool],
 					     .flags = w->pool == P_PAGED ? PS_TAG_F_RECLAIMABLE : 0 };
+			pt.domain = ps_flags_domain(pt.flags);
 			if (c->o->pooltags) {
 				const struct ps_pooltag_ent *pe = ps_pooltag_find(c->o->pooltags, w->tag);
 				if (pe)

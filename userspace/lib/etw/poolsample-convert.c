@@ -100,6 +100,7 @@ static int series_of(struct sconv *c, struct rec *rec)
 	struct ps_tag tag = { .kind = PS_KIND_POOL, .name = name, .cache = name,
 			      .pool = ps_pool_type_name(rec->paged),
 			      .flags = rec->paged ? PS_TAG_F_RECLAIMABLE : 0 };
+	tag.domain = ps_flags_domain(tag.flags);
 	r = ps_trace_add_tag(c->t, &tag);
 	if (r)
 		return write_failed(c, r);

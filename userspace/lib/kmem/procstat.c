@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* /proc/meminfo and /proc/slabinfo sampling: see procstat.h. */
 #include "userspace/lib/kmem/procstat.h"
+#include "userspace/lib/trace/keys.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,79 @@ int ps_meminfo_read(struct ps_meminfo_tab *m, const char *path, char *err, size_
 			break;
 		}
 		m->n++;
+	}
+	fclose(f);
+	return e;
+}
+
+/* "PROTO: key v key v ...": the value of key, -ENOENT when absent, -EINVAL when not a number. */
+static int sockstat_field(const char *line, const char *key, int64_t *out)
+{
+	char buf[512], *save = NULL, *k, *v, *end;
+	long long n;
+
+	snprintf(buf, sizeof(buf), "%s", strchr(line, ':') + 1);
+	for (k = strtok_r(buf, " \t\n", &save); k; k = strtok_r(NULL, " \t\n", &save)) {
+		v = strtok_r(NULL, " \t\n", &save);
+		if (strcmp(k, key))
+			continue;
+		if (!v)
+			return -EINVAL;
+		errno = 0;
+		n = strtoll(v, &end, 10);
+		if (*end || end == v || n < 0 || errno)
+			return -EINVAL;
+		*out = n;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int ps_sockstat_read(struct ps_meminfo_tab *m, const char *path, long page_size, char *err,
+		     size_t errlen)
+{
+	static const struct {
+		const char *proto, *key, *name;
+		bool pages;
+	} want[] = {
+		{ "TCP:", "mem", PS_SYS_SOCK_TCP_MEM, true },
+		{ "UDP:", "mem", PS_SYS_SOCK_UDP_MEM, true },
+		{ "FRAG:", "memory", PS_SYS_SOCK_FRAG_MEM, false },
+	};
+	char line[512];
+	int lineno = 0, e;
+	FILE *f = open_proc(path, err, errlen, &e);
+
+	if (!f)
+		return e;
+	e = 0;
+	while (!e && fgets(line, sizeof(line), f)) {
+		lineno++;
+		for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+			struct ps_meminfo_field *fld;
+			int64_t v;
+			int r;
+
+			if (strncmp(line, want[i].proto, strlen(want[i].proto)))
+				continue;
+			r = sockstat_field(line, want[i].key, &v);
+			if (r == -ENOENT)
+				break;
+			if (r || (want[i].pages && v > INT64_MAX / page_size)) {
+				snprintf(err, errlen, "%s:%d: expected '%s ... %s N' with N a count",
+					 path, lineno, want[i].proto, want[i].key);
+				e = -EINVAL;
+				break;
+			}
+			if (ps_array_reserve((void **)&m->f, &m->cap, m->n + 1, sizeof(*m->f))) {
+				e = nomem(path, err, errlen);
+				break;
+			}
+			fld = &m->f[m->n++];
+			snprintf(fld->name, sizeof(fld->name), "%s", want[i].name);
+			fld->value = want[i].pages ? v * page_size : v;
+			break;
+		}
 	}
 	fclose(f);
 	return e;

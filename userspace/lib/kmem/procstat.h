@@ -47,6 +47,15 @@ struct ps_slabinfo_tab {
  */
 int ps_meminfo_read(struct ps_meminfo_tab *m, const char *path, char *err, size_t errlen);
 void ps_meminfo_free(struct ps_meminfo_tab *m);
+/*
+ * Appends the socket memory of /proc/net/sockstat at path to m, in bytes: "TCP: ... mem N" and
+ * "UDP: ... mem N" (pages, times page_size) as PS_SYS_SOCK_TCP_MEM and PS_SYS_SOCK_UDP_MEM, and
+ * "FRAG: ... memory N" (bytes) as PS_SYS_SOCK_FRAG_MEM. The memory the network stack charges to
+ * sockets: skb data and page frags in send and receive queues, which no meminfo field shows.
+ * A line or field that is absent is left out; a malformed one is an error naming the line.
+ */
+int ps_sockstat_read(struct ps_meminfo_tab *m, const char *path, long page_size, char *err,
+		     size_t errlen);
 /* Reads slabinfo (version 2.x) at path into s, as ps_meminfo_read() does. */
 int ps_slabinfo_read(struct ps_slabinfo_tab *s, const char *path, char *err, size_t errlen);
 void ps_slabinfo_free(struct ps_slabinfo_tab *s);

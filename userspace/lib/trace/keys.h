@@ -79,6 +79,10 @@
 #define PS_SYS_SUNRECLAIM		"SUnreclaim"
 #define PS_SYS_SRECLAIMABLE		"SReclaimable"
 #define PS_SYS_SLAB			"Slab"
+/* /proc/net/sockstat: memory charged to TCP and UDP sockets and IP reassembly, in bytes. */
+#define PS_SYS_SOCK_TCP_MEM		"sock.tcp_mem"
+#define PS_SYS_SOCK_UDP_MEM		"sock.udp_mem"
+#define PS_SYS_SOCK_FRAG_MEM		"sock.frag_mem"
 /* Windows: the pool totals of the system, and what the listed tags add up to. */
 #define PS_SYS_NONPAGED			"NonPagedPool"
 #define PS_SYS_PAGED			"PagedPool"
@@ -130,6 +134,17 @@
 #define PS_POOL_NONPAGED	"nonpaged"
 #define PS_POOL_PAGED		"paged"
 #define PS_POOL_SESSION		"session"
+
+/*
+ * tags.domain: who can give the memory back (docs/trace-format.md, "Memory domains").
+ *   kernel       the kernel cannot reclaim it: unreclaimable slabs and kmalloc, skb data and page
+ *                frags, vmalloc, kernel stacks, percpu, other kernel pages; Windows non-paged pool
+ *   reclaimable  reclaimable slabs (dentries, inodes), page cache; Windows paged pool
+ *   user         process memory (anonymous, COW, user-mapped pages) and the page tables mapping it
+ */
+#define PS_DOMAIN_KERNEL	"kernel"
+#define PS_DOMAIN_RECLAIMABLE	"reclaimable"
+#define PS_DOMAIN_USER		"user"
 
 /* tags.flags */
 #define PS_TAG_F_RECLAIMABLE	0x1	/* SReclaimable / paged pool: can leave RAM under pressure */

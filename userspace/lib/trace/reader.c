@@ -223,6 +223,24 @@ static int meta_row(struct loader *L, sqlite3_stmt *s)
 	return ps_run_set_meta(L->r, k, v) ? oom(L) : 0;
 }
 
+/*
+ * Traces written before tags had a domain column lack it; their tags get one from
+ * ps_tag_domain() when analysed. Adding the column kept older readers able to read new files, so
+ * the format version stayed.
+ */
+static bool has_domain(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('tags') WHERE name='domain'",
+			       -1, &s, NULL) != SQLITE_OK)
+		return false;
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
 static int count_rows(struct loader *L, const char *sql, int64_t *out)
 {
 	sqlite3_stmt *s;
@@ -300,6 +318,7 @@ static int tag_row(struct loader *L, sqlite3_stmt *s)
 	tag.comm = col_dup(s, 10, &nomem);
 	tag.owner = col_dup(s, 11, &nomem);
 	tag.flags = (uint32_t)flags;
+	tag.domain = col_dup(s, 13, &nomem);
 	ts = nomem ? NULL : ps_run_add_tag(L->r, &tag);
 	free((char *)tag.kind);
 	free((char *)tag.name);
@@ -311,6 +330,7 @@ static int tag_row(struct loader *L, sqlite3_stmt *s)
 	free((char *)tag.ctx);
 	free((char *)tag.comm);
 	free((char *)tag.owner);
+	free((char *)tag.domain);
 	if (!ts)
 		return oom(L);
 	L->tag_pos[id] = (int32_t)(L->r->ntags - 1);
@@ -571,8 +591,11 @@ int ps_run_load(struct ps_run **out, const char *path, char *err, size_t errlen)
 	if (!e)
 		L.r->nintervals = L.nread;
 	if (!e)
-		e = each_row(&L, "SELECT id AS tag, kind, name, cache, cache_alias, site, site_sym,"
-			     " site_module, pool, ctx, comm, owner, flags FROM tags ORDER BY id",
+		e = each_row(&L, has_domain(L.db) ?
+			     "SELECT id AS tag, kind, name, cache, cache_alias, site, site_sym,"
+			     " site_module, pool, ctx, comm, owner, flags, domain FROM tags ORDER BY id" :
+			     "SELECT id AS tag, kind, name, cache, cache_alias, site, site_sym,"
+			     " site_module, pool, ctx, comm, owner, flags, NULL FROM tags ORDER BY id",
 			     "tags", 1, tag_row);
 	if (e)
 		goto out;

@@ -62,6 +62,7 @@ static void free_tag_strings(struct ps_tag *t)
 	free((char *)t->ctx);
 	free((char *)t->comm);
 	free((char *)t->owner);
+	free((char *)t->domain);
 }
 
 static void free_stack(struct ps_stack *st)
@@ -134,6 +135,7 @@ struct ps_tag_series *ps_run_add_tag(struct ps_run *r, const struct ps_tag *tag)
 	ts->tag.ctx = dup_or_null(tag->ctx, &oom);
 	ts->tag.comm = dup_or_null(tag->comm, &oom);
 	ts->tag.owner = dup_or_null(tag->owner, &oom);
+	ts->tag.domain = dup_or_null(tag->domain, &oom);
 	if (!ts->tag.id)
 		ts->tag.id = (int64_t)r->ntags;
 	if (oom || !ts->s) {

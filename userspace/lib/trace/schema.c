@@ -22,7 +22,7 @@ const char ps_trace_schema_sql[] =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);\n"
 	"CREATE TABLE tags(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT, cache TEXT,\n"
 	"  cache_alias TEXT, site INTEGER NOT NULL DEFAULT 0, site_sym TEXT, site_module TEXT,\n"
-	"  pool TEXT, ctx TEXT, comm TEXT, owner TEXT, flags INTEGER NOT NULL DEFAULT 0);\n"
+	"  pool TEXT, ctx TEXT, comm TEXT, owner TEXT, flags INTEGER NOT NULL DEFAULT 0, domain TEXT);\n"
 	"CREATE TABLE intervals(idx INTEGER PRIMARY KEY, t_ns INTEGER NOT NULL,\n"
 	"  wall_ns INTEGER NOT NULL, dur_ns INTEGER NOT NULL);\n"
 	"CREATE TABLE samples(tag INTEGER NOT NULL, interval INTEGER NOT NULL,\n"

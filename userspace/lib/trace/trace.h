@@ -52,6 +52,7 @@ struct ps_tag {
 	const char *comm;	/* task comm class when the recorder splits by it, else NULL */
 	const char *owner;	/* driver/description (pooltag.txt), else NULL */
 	uint32_t flags;		/* PS_TAG_F_* */
+	const char *domain;	/* PS_DOMAIN_*: decided by the writer; NULL in traces older than it */
 };
 
 /*
@@ -255,6 +256,16 @@ const struct ps_series *ps_run_counter(const struct ps_run *r, const char *name)
 /* Last present value of a counter, or 0. */
 int64_t ps_run_counter_last(const struct ps_run *r, const char *name);
 const struct ps_tag_series *ps_run_tag(const struct ps_run *r, int64_t id);
+
+/*
+ * The memory domain of a tag (PS_DOMAIN_*, never NULL): the stored one, else decided from its
+ * kind, pool, flags and call site, as the writers decide it (domain.c).
+ */
+const char *ps_tag_domain(const struct ps_tag *t);
+/* PS_DOMAIN_RECLAIMABLE for a page-cache site, PS_DOMAIN_USER for a process-memory site, else NULL. */
+const char *ps_page_fn_domain(const char *func);
+/* The domain of a tag that is not a page: reclaimable when flagged so, else kernel. */
+const char *ps_flags_domain(uint32_t flags);
 
 /* Writes an in-memory run as a trace file (fixtures, converters that build the run first). */
 int ps_run_save(const struct ps_run *r, const char *path, unsigned flags, char *err, size_t errlen);

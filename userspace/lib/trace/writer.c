@@ -25,7 +25,7 @@ enum {
 static const char *const stmt_sql[ST__N] = {
 	[ST_META] = "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)",
 	[ST_TAG] = "INSERT INTO tags(kind, name, cache, cache_alias, site, site_sym, site_module, pool,"
-		   " ctx, comm, owner, flags) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+		   " ctx, comm, owner, flags, domain) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
 	[ST_INTERVAL] = "INSERT OR REPLACE INTO intervals(idx, t_ns, wall_ns, dur_ns) VALUES(?1,?2,?3,?4)",
 	[ST_SAMPLE] = "INSERT OR REPLACE INTO samples(tag, interval, allocs, frees, alloc_bytes, free_bytes,"
 		      " live_objs, live_bytes) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
@@ -289,6 +289,7 @@ static void bind_tag(sqlite3_stmt *s, const struct ps_tag *tag)
 	bind_text(s, 10, tag->comm);
 	bind_text(s, 11, tag->owner);
 	sqlite3_bind_int64(s, 12, tag->flags);
+	bind_text(s, 13, tag->domain);
 }
 
 int ps_trace_add_tag(struct ps_trace *t, struct ps_tag *tag)
