@@ -10,6 +10,9 @@
 #ifndef PS_ANALYSIS_H
 #define PS_ANALYSIS_H
 
+/* Path (class) names, "network", "file-services/smb-server", fit in this. */
+#define PS_PATH_NAME_MAX 48
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,10 +31,23 @@ struct ps_rule {
 	unsigned line;
 };
 
+/*
+ * "lifetime CACHE SECONDS": the kernel frees every object of the cache within SECONDS of its
+ * allocation (TIME_WAIT sockets: TCP_TIMEWAIT_LEN). Such a cache grows for that long under a
+ * steady load and then holds; growth over a shorter window says nothing about a leak.
+ */
+struct ps_lifetime {
+	char *pattern;
+	unsigned secs;
+	unsigned line;
+};
+
 struct ps_rules {
 	char *path;
 	size_t n;
 	struct ps_rule *r;
+	size_t nlife;
+	struct ps_lifetime *life;
 };
 
 /*
@@ -42,6 +58,8 @@ int ps_rules_parse(struct ps_rules **out, const char *name, const char *text, ch
 		   size_t errlen);
 int ps_rules_load(struct ps_rules **out, const char *path, char *err, size_t errlen);
 void ps_rules_free(struct ps_rules *rs);
+/* The lifetime rule's seconds for a cache (glob on the cache name), 0 when none. */
+unsigned ps_rules_lifetime(const struct ps_rules *rs, const char *cache);
 /* True when sym (without +off) is a generic allocator helper. */
 bool ps_rules_is_generic(const struct ps_rules *rs, const char *sym);
 
@@ -98,6 +116,10 @@ struct ps_report_row {
 	struct ps_attr a;
 	bool reclaimable;
 	struct ps_slab_check slab;	/* slab.cache NULL: no slabinfo line for this tag */
+	const char *domain;		/* PS_DOMAIN_*: ps_tag_domain() */
+	int32_t slab_idx;		/* its slabinfo series in the run, -1: none */
+	int64_t adj_growth;		/* growth with frees on untraced paths taken out */
+	unsigned lifetime;		/* rules' lifetime of its cache in seconds, 0: none */
 };
 
 struct ps_report {
@@ -113,6 +135,13 @@ struct ps_report {
 	int64_t drops;			/* the recorder's drops and the kernel's skipped events */
 	int64_t ptr_map_full;		/* objects the recorder's pointer map could not take */
 	int64_t recursion_misses;	/* events the kernel skipped (BPF re-entry) */
+	/*
+	 * Per slabinfo series and interval, the share of its tags' growth since the window start
+	 * that /proc/slabinfo confirms (1 when there is nothing to correct): objects freed on
+	 * untraced paths are taken out of the tags' live bytes by it (slabinfo.c).
+	 */
+	double *slab_fac;		/* [nslab * nintervals], NULL: no correction */
+	int64_t untraced_removed;	/* bytes taken out of the rows' growth that way */
 };
 
 /*
@@ -140,26 +169,30 @@ int64_t ps_tracked_live(const struct ps_run *r, uint32_t k);
  * unconfirmed ones (slabinfo.c).
  */
 void ps_slab_checks(struct ps_report *rep);
+/*
+ * Takes frees on untraced paths out of the slab and kmalloc rows: fills rep->slab_fac and each
+ * row's adj_growth, and rep->untraced_removed (slabinfo.c). -ENOMEM.
+ */
+int ps_untraced_correct(struct ps_report *rep);
+/* A row's live bytes at interval k with the untraced frees taken out (k within the window). */
+int64_t ps_row_live(const struct ps_report *rep, const struct ps_report_row *w, uint32_t k);
 /* Ranks rows, strongest suspect first, slab-backing pages last (the report's order). */
 void ps_rank_rows(struct ps_report_row *rows, size_t n);
 
-/* --by path: the growth of the rows' classes, each sub-class after its parent. */
-#define PS_PATHS_MAX 32
-#define PS_PATH_NAME_MAX 48
-struct ps_path_row {
-	char name[PS_PATH_NAME_MAX];	/* "network", "network/smb-transport" */
-	struct ps_growth g;		/* of the live bytes summed over the class's rows */
-};
-struct ps_paths {
-	size_t n;
-	struct ps_path_row rows[PS_PATHS_MAX];
-};
-/* 0 or -ENOMEM. */
-int ps_report_paths(const struct ps_report *rep, struct ps_paths *p);
-
 enum ps_fmt { PS_FMT_TEXT, PS_FMT_CSV, PS_FMT_JSON, PS_FMT_MD };
-int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_t top);
-/* Growth per path (class), sub-classes indented; text/csv/json. */
-int ps_report_print_paths(FILE *f, const struct ps_report *rep, enum ps_fmt fmt);
+struct ps_verdict;
+/*
+ * The report: the verdict's sentence first, then the rows of its domain (top of them, 0: all),
+ * then a few of each other domain (text and markdown); csv lists rows; json has it all.
+ */
+int ps_report_print(FILE *f, const struct ps_report *rep, const struct ps_verdict *v,
+		    enum ps_fmt fmt, size_t top);
+/*
+ * The words of s at most 79 columns a line (a longer word alone on its line), continuation
+ * lines indented by indent + 2; the caller prints the first indent columns.
+ */
+void ps_print_wrapped(FILE *f, const char *s, int indent);
+/* The verdict's paths with their states; text/csv/json. */
+int ps_report_print_paths(FILE *f, const struct ps_verdict *v, enum ps_fmt fmt);
 
 #endif

@@ -42,7 +42,7 @@ static double aligned_growth(const struct ps_report *rep, const char *key, doubl
 	for (size_t j = 0; j < rep->nrows; j++) {
 		ps_diff_key(&rep->rows[j].ts->tag, k, sizeof(k));
 		if (!strcmp(k, key))
-			g += rep->rows[j].g.growth / n;
+			g += rep->rows[j].adj_growth / n;
 	}
 	return g;
 }
@@ -64,12 +64,12 @@ int ps_diff_build(struct ps_diff *d, const struct ps_report *a, const struct ps_
 		struct ps_diff_row *dr = &d->rows[d->nrows];
 
 		/* below PS_DIFF_MIN_GROWTH over the whole run B a tag is noise, not a finding */
-		if (w->g.growth < PS_DIFF_MIN_GROWTH || (w->ts->tag.flags & PS_TAG_F_SLAB_BACKING))
+		if (w->adj_growth < PS_DIFF_MIN_GROWTH || (w->ts->tag.flags & PS_TAG_F_SLAB_BACKING))
 			continue;
 		ps_diff_key(&w->ts->tag, key, sizeof(key));
 		dr->row = w;
 		dr->a = aligned_growth(a, key, na);
-		dr->b = w->g.growth / nb;
+		dr->b = w->adj_growth / nb;
 		/* "not in A": A grew less than a tenth of B's normalised growth */
 		if (dr->a <= dr->b / 10)
 			d->nrows++;

@@ -13,13 +13,20 @@
 #include <stdio.h>
 
 #include "analysis/analysis.h"
+#include "analysis/verdict.h"
 
-void ps_format_text(FILE *f, const struct ps_report *rep, size_t n, bool md);
+/* Rows shown of the domains besides the verdict's. */
+#define PS_REPORT_OTHER_TOP 3
+/* A row's note on bytes taken out for untraced frees, from this much. */
+#define PS_UNTRACED_NOTE_MIN (64 * 1024)
+
+void ps_format_text(FILE *f, const struct ps_report *rep, const struct ps_verdict *v, size_t n,
+		    bool md);
 void ps_format_csv(FILE *f, const struct ps_report *rep, size_t n);
-void ps_format_json(FILE *f, const struct ps_report *rep, size_t n);
+void ps_format_json(FILE *f, const struct ps_report *rep, const struct ps_verdict *v, size_t n);
 
-void ps_format_paths_text(FILE *f, const struct ps_paths *p);
-void ps_format_paths_csv(FILE *f, const struct ps_paths *p);
-void ps_format_paths_json(FILE *f, const struct ps_paths *p);
+void ps_format_paths_text(FILE *f, const struct ps_verdict *v);
+void ps_format_paths_csv(FILE *f, const struct ps_verdict *v);
+void ps_format_paths_json(FILE *f, const struct ps_verdict *v);
 
 #endif

@@ -20,7 +20,8 @@ void ps_format_csv(FILE *f, const struct ps_report *rep, size_t n)
 	char lb[256];
 
 	fprintf(f, "tag,kind,start_bytes,end_bytes,growth_bytes,rate_bps,r2,grew_share,"
-		"leak_score,allocs,frees,reclaimable,class,evidence,confidence\n");
+		"leak_score,allocs,frees,reclaimable,class,evidence,confidence,domain,"
+		"adjusted_growth_bytes\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct ps_report_row *w = &rep->rows[i];
 
@@ -30,17 +31,18 @@ void ps_format_csv(FILE *f, const struct ps_report *rep, size_t n)
 			w->g.growth, w->g.rate, w->g.r2, w->g.grew_share, w->g.score,
 			w->g.allocs, w->g.frees, w->reclaimable, w->a.cls);
 		csv_str(f, w->a.evidence);
-		fprintf(f, ",%.2f\n", w->a.confidence);
+		fprintf(f, ",%.2f,%s,%" PRId64 "\n", w->a.confidence, w->domain, w->adj_growth);
 	}
 }
 
-void ps_format_paths_csv(FILE *f, const struct ps_paths *p)
+void ps_format_paths_csv(FILE *f, const struct ps_verdict *v)
 {
-	fprintf(f, "path,start_bytes,end_bytes,growth_bytes,rate_bps,r2,leak_score\n");
-	for (size_t k = 0; k < p->n; k++) {
-		const struct ps_growth *g = &p->rows[k].g;
+	fprintf(f, "path,state,growth_bytes,peak_bytes,rate_bps,late_rate_bps,p_value,confirmed_by\n");
+	for (size_t k = 0; k < v->npaths; k++) {
+		const struct ps_vpath *p = &v->paths[k];
 
-		fprintf(f, "%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.3f,%.4f,%.4f\n",
-			p->rows[k].name, g->start, g->end, g->growth, g->rate, g->r2, g->score);
+		fprintf(f, "%s,%s,%" PRId64 ",%" PRId64 ",%.3f,%.3f,%.6f,%s\n", p->name,
+			ps_vstate_name(p->st.state), p->st.growth, p->st.peak, p->st.rate,
+			p->st.late_rate, p->st.p, p->confirmed_by ? p->confirmed_by : "");
 	}
 }

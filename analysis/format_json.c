@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The report as JSON (poolscope.report/1) and the paths as JSON (poolscope.paths/1), one line
+ * The report as JSON (poolscope.report/2) and the paths as JSON (poolscope.paths/2), one line
  * each; docs/analysis.md describes the fields.
  */
 #include <inttypes.h>
+#include <string.h>
 
 #include "analysis/format.h"
 
@@ -74,19 +75,81 @@ static void json_row(FILE *f, const struct ps_report_row *w)
 	json_str(f, w->a.split[0] ? w->a.split : NULL);
 	fprintf(f, ",\"slabinfo\":");
 	json_slabinfo(f, &w->slab);
+	json_field(f, "domain", w->domain);
+	fprintf(f, ",\"adjusted_growth_bytes\":%" PRId64 ",\"lifetime_s\":%u", w->adj_growth,
+		w->lifetime);
 	fputc('}', f);
 }
 
-void ps_format_json(FILE *f, const struct ps_report *rep, size_t n)
+static void json_vstat(FILE *f, const struct ps_vstat *st)
+{
+	fprintf(f, "\"state\":\"%s\",\"growth_bytes\":%" PRId64 ",\"peak_bytes\":%" PRId64
+		",\"rate_bps\":%.3f,\"late_rate_bps\":%.3f,\"p_value\":%.6f,\"why\":",
+		ps_vstate_name(st->state), st->growth, st->peak, st->rate, st->late_rate, st->p);
+	json_str(f, st->why);
+}
+
+static void json_paths(FILE *f, const struct ps_verdict *v)
+{
+	char lb[256];
+
+	fputs("\"paths\":[", f);
+	for (size_t k = 0; k < v->npaths; k++) {
+		const struct ps_vpath *p = &v->paths[k];
+
+		fprintf(f, "%s{\"path\":", k ? "," : "");
+		json_str(f, p->name);
+		fputc(',', f);
+		json_vstat(f, &p->st);
+		json_field(f, "confirmed_by", p->confirmed_by);
+		fputs(",\"tag\":", f);
+		json_str(f, p->top ? ps_tag_label(&p->top->ts->tag, lb, sizeof(lb)) : NULL);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
+static void json_verdict(FILE *f, const struct ps_verdict *v)
+{
+	char lb[256];
+	/* the leak's class: its first suspect's, which names the sub-path when there is one */
+	const char *path = v->tag && v->path && !strncmp(v->tag->a.cls, v->path, strlen(v->path)) ?
+			   v->tag->a.cls : v->path;
+
+	fputs("\"verdict\":{", f);
+	json_vstat(f, &v->st);
+	json_field(f, "domain", v->domain ? v->domain : "all");
+	json_field(f, "path", v->st.state >= PS_V_PLATEAU ? path : NULL);
+	fputs(",\"tag\":", f);
+	json_str(f, v->tag && v->st.state >= PS_V_PLATEAU ?
+		    ps_tag_label(&v->tag->ts->tag, lb, sizeof(lb)) : NULL);
+	fprintf(f, ",\"tag_share\":%.4f", v->tag_share);
+	json_field(f, "confirmed_by", v->confirmed_by);
+	fprintf(f, ",\"confirm_growth_bytes\":%" PRId64 ",\"min_rate_bps\":%.1f,\"iops\":%.1f,"
+		"\"bytes_per_io\":", v->confirm_growth, v->min_rate, v->iops);
+	if (v->iops > 0)
+		fprintf(f, "%.3f", v->st.rate / v->iops);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"untraced_removed_bytes\":%" PRId64 ",\"bounded_left_out_bytes\":%" PRId64,
+		v->untraced_removed, v->bounded_left_out);
+	json_field(f, "summary", v->summary);
+	fputc('}', f);
+}
+
+void ps_format_json(FILE *f, const struct ps_report *rep, const struct ps_verdict *v, size_t n)
 {
 	const struct ps_run *r = rep->run;
 
-	fprintf(f, "{\"schema\":\"poolscope.report/1\",\"trace\":");
+	fprintf(f, "{\"schema\":\"poolscope.report/2\",\"trace\":");
 	json_str(f, r->path);
 	json_field(f, "os", ps_run_meta(r, PS_META_OS));
 	fprintf(f, ",\"window\":{\"from_interval\":%u,\"to_interval\":%u,\"seconds\":%.3f},",
 		rep->from, rep->to, rep->secs);
-	fprintf(f, "\"totals\":{\"tracked_growth\":%" PRId64 ",\"reclaimable_growth\":%" PRId64
+	json_verdict(f, v);
+	fputc(',', f);
+	json_paths(f, v);
+	fprintf(f, ",\"totals\":{\"tracked_growth\":%" PRId64 ",\"reclaimable_growth\":%" PRId64
 		",\"system_counter\":\"%s\",\"system_start\":%" PRId64 ",\"system_end\":%" PRId64
 		",\"drops\":%" PRId64 "},\"tags\":[", rep->tracked_growth, rep->reclaimable_growth,
 		rep->sys_name, rep->sys_start, rep->sys_end, rep->drops);
@@ -98,17 +161,11 @@ void ps_format_json(FILE *f, const struct ps_report *rep, size_t n)
 	fprintf(f, "]}\n");
 }
 
-void ps_format_paths_json(FILE *f, const struct ps_paths *p)
+void ps_format_paths_json(FILE *f, const struct ps_verdict *v)
 {
-	fprintf(f, "{\"schema\":\"poolscope.paths/1\",\"paths\":[");
-	for (size_t k = 0; k < p->n; k++) {
-		const struct ps_growth *g = &p->rows[k].g;
-
-		fprintf(f, "%s{\"path\":", k ? "," : "");
-		json_str(f, p->rows[k].name);
-		fprintf(f, ",\"start_bytes\":%" PRId64 ",\"end_bytes\":%" PRId64
-			",\"growth_bytes\":%" PRId64 ",\"rate_bps\":%.3f,\"r2\":%.4f,"
-			"\"leak_score\":%.4f}", g->start, g->end, g->growth, g->rate, g->r2, g->score);
-	}
-	fprintf(f, "]}\n");
+	fprintf(f, "{\"schema\":\"poolscope.paths/2\",\"domain\":");
+	json_str(f, v->domain ? v->domain : "all");
+	fputc(',', f);
+	json_paths(f, v);
+	fprintf(f, "}\n");
 }

@@ -2,12 +2,13 @@
 /*
  * The report as 80-column text (a tag line, its class and evidence, then notes) or as a
  * markdown table, both ending with the totals and what the recorder could not see; the paths
- * as text, sub-classes indented under their parent.
+ * as text.
  */
 #include <inttypes.h>
 #include <string.h>
 
 #include "analysis/format.h"
+#include "analysis/verdict.h"
 #include "userspace/lib/util/util.h"
 
 /* The class column: "network (R) [softirq]" for a reclaimable tag split by context. */
@@ -29,15 +30,14 @@ static void put_line79(FILE *f, char *lb)
 }
 
 static void text_row(FILE *f, const struct ps_report_row *w, const char *cls, const char *b1,
-		     const char *b2, const char *b3)
+		     const char *b2, const char *b3, const char *trend)
 {
 	char lb[256];
 
 	ps_tag_label(&w->ts->tag, lb, sizeof(lb));
 	if (strlen(lb) > 28)
 		lb[28] = '\0';
-	fprintf(f, "%-28s %-7.7s %9.9s %9.9s %9.9s %4.2f %5.2f\n", lb, w->ts->tag.kind, b1, b2, b3,
-		w->g.r2, w->g.score);
+	fprintf(f, "%-28s %-7.7s %9.9s %9.9s %9.9s %s\n", lb, w->ts->tag.kind, b1, b2, b3, trend);
 	/*
 	 * 79 columns: a long evidence loses its "(rule N)", then its last words,
 	 * never the confidence after it, and is never cut inside a symbol
@@ -58,25 +58,24 @@ static void text_row(FILE *f, const struct ps_report_row *w, const char *cls, co
 		snprintf(lb, sizeof(lb), "  by stack: %s", w->a.split);
 		put_line79(f, lb);
 	}
-	if (w->slab.unconfirmed) {
+	if (w->g.growth - w->adj_growth >= PS_UNTRACED_NOTE_MIN) {
 		char sg[32], tg[32];
 
-		ps_fmt_bytes(sg, sizeof(sg), (double)w->slab.slab_growth, true);
-		ps_fmt_bytes(tg, sizeof(tg), (double)w->slab.tracked_growth, true);
-		snprintf(lb, sizeof(lb), "  slabinfo %s %s of tracked %s: untraced frees?",
-			 w->slab.cache, sg, tg);
+		ps_fmt_bytes(sg, sizeof(sg), (double)w->g.growth, true);
+		ps_fmt_bytes(tg, sizeof(tg), (double)(w->g.growth - w->adj_growth), false);
+		snprintf(lb, sizeof(lb), "  tracked %s, %s of it freed untraced (slabinfo %s)", sg,
+			 tg, w->slab.cache ? w->slab.cache : "?");
 		put_line79(f, lb);
 	}
 }
 
 static void md_row(FILE *f, const struct ps_report_row *w, const char *cls, const char *b1,
-		   const char *b2, const char *b3)
+		   const char *b2, const char *b3, const char *trend)
 {
 	char lb[256];
 
-	fprintf(f, "| %s | %s | %s | %s | %s | %.2f | %.2f | %s |\n",
-		ps_tag_label(&w->ts->tag, lb, sizeof(lb)), w->ts->tag.kind, b1, b2, b3, w->g.r2,
-		w->g.score, cls);
+	fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n",
+		ps_tag_label(&w->ts->tag, lb, sizeof(lb)), w->ts->tag.kind, b1, b2, b3, trend, cls);
 }
 
 /*
@@ -128,45 +127,137 @@ static void print_totals(FILE *f, const struct ps_report *rep, bool md)
 	print_recursion_misses(f, rep);
 }
 
-void ps_format_text(FILE *f, const struct ps_report *rep, size_t n, bool md)
+void ps_print_wrapped(FILE *f, const char *s, int indent)
+{
+	size_t lead = strspn(s, " "), col = lead;
+
+	fprintf(f, "%.*s", (int)lead, s);
+	s += lead;
+	while (*s) {
+		size_t w = strcspn(s, " ");
+
+		if (col > lead && col + 1 + w > 79) {
+			fprintf(f, "\n%*s", indent + 2, "");
+			col = indent + 2;
+		} else if (col > lead) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", (int)w, s);
+		col += w;
+		s += w;
+		s += strspn(s, " ");
+	}
+	fputc('\n', f);
+}
+
+static const char *section_title(const char *domain)
+{
+	if (!domain)
+		return "ALL TRACKED MEMORY";
+	if (!strcmp(domain, PS_DOMAIN_KERNEL))
+		return "KERNEL MEMORY (the kernel cannot reclaim it)";
+	if (!strcmp(domain, PS_DOMAIN_RECLAIMABLE))
+		return "RECLAIMABLE MEMORY (page cache, reclaimable slabs)";
+	return "PROCESS MEMORY (anonymous, copy-on-write, page tables)";
+}
+
+/* Up to n rows of domain (NULL: all), in the report's order. */
+static void rows_of(FILE *f, const struct ps_report *rep, const struct ps_verdict *v,
+		    const char *domain, size_t n, bool md)
 {
 	char cls[64], b1[32], b2[32], b3[32];
+	size_t shown = 0;
 
 	if (md)
-		fprintf(f, "| tag | kind | end | growth | rate/s | R² | score | class |\n"
-			"|---|---|---|---|---|---|---|---|\n");
+		fprintf(f, "| tag | kind | end | growth | rate/s | trend | class |\n"
+			"|---|---|---|---|---|---|---|\n");
 	else
-		fprintf(f, "%-28s %-7s %9s %9s %9s %4s %5s\n", "TAG", "KIND", "END", "GROWTH",
-			"RATE/s", "R2", "SCORE");
-	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%-28s %-7s %9s %9s %9s %s\n", "TAG", "KIND", "END", "GROWTH",
+			"RATE/s", "TREND");
+	for (size_t i = 0; i < rep->nrows && (!n || shown < n); i++) {
 		const struct ps_report_row *w = &rep->rows[i];
+		const char *trend;
 
+		if (domain && strcmp(w->domain, domain))
+			continue;
+		shown++;
+		trend = ps_row_trend(rep, w, v->min_rate);
 		class_cell(w, cls, sizeof(cls));
 		ps_fmt_bytes(b1, sizeof(b1), (double)w->g.end, false);
-		ps_fmt_bytes(b2, sizeof(b2), (double)w->g.growth, true);
-		ps_fmt_bytes(b3, sizeof(b3), w->g.rate, true);
+		ps_fmt_bytes(b2, sizeof(b2), (double)w->adj_growth, true);
+		ps_fmt_bytes(b3, sizeof(b3), w->g.rate * (w->g.growth > 0 && w->adj_growth <
+			     w->g.growth ? (double)w->adj_growth / (double)w->g.growth : 1.0), true);
 		if (md)
-			md_row(f, w, cls, b1, b2, b3);
+			md_row(f, w, cls, b1, b2, b3, trend);
 		else
-			text_row(f, w, cls, b1, b2, b3);
+			text_row(f, w, cls, b1, b2, b3, trend);
+	}
+	if (!shown)
+		fprintf(f, "%s(none)\n", md ? "\n" : "  ");
+}
+
+static void print_paths(FILE *f, const struct ps_verdict *v)
+{
+	char b1[32], b2[32], lb[128];
+
+	for (size_t i = 0; i < v->npaths; i++) {
+		const struct ps_vpath *p = &v->paths[i];
+
+		ps_fmt_bytes(b1, sizeof(b1), (double)p->st.growth, true);
+		ps_fmt_bytes(b2, sizeof(b2), p->st.rate, true);
+		snprintf(lb, sizeof(lb), "  path %-14s %-8s %9s %9s/s%s%s", p->name,
+			 ps_vstate_name(p->st.state), b1, b2, p->st.why ? "  " : "",
+			 p->st.why ? p->st.why : "");
+		put_line79(f, lb);
+	}
+}
+
+static void print_removed(FILE *f, const struct ps_verdict *v)
+{
+	char b[32];
+
+	if (v->untraced_removed > 0) {
+		ps_fmt_bytes(b, sizeof(b), (double)v->untraced_removed, false);
+		fprintf(f, "  taken out: %s freed on untraced paths (kfree_rcu, bulk frees):\n"
+			"    their caches did not grow in /proc/slabinfo\n", b);
+	}
+	if (v->bounded_left_out > 0) {
+		ps_fmt_bytes(b, sizeof(b), (double)v->bounded_left_out, false);
+		fprintf(f, "  left out: %s in caches whose objects the kernel frees on a timer\n"
+			"    (lifetime rules), in a window too short to tell\n", b);
+	}
+}
+
+void ps_format_text(FILE *f, const struct ps_report *rep, const struct ps_verdict *v, size_t n,
+		    bool md)
+{
+	static const char *const others[] = { PS_DOMAIN_KERNEL, PS_DOMAIN_RECLAIMABLE,
+					      PS_DOMAIN_USER };
+
+	ps_print_wrapped(f, v->summary, 0);
+	fprintf(f, "\n%s%s\n", md ? "## " : "", section_title(v->domain));
+	if (md)
+		fputc('\n', f);
+	rows_of(f, rep, v, v->domain, n, md);
+	if (!md) {
+		print_paths(f, v);
+		print_removed(f, v);
+	}
+	for (size_t d = 0; v->domain && d < ARRAY_SIZE(others); d++) {
+		if (!strcmp(others[d], v->domain))
+			continue;
+		fprintf(f, "\n%s%s, top %d\n", md ? "## " : "", section_title(others[d]),
+			PS_REPORT_OTHER_TOP);
+		if (md)
+			fputc('\n', f);
+		rows_of(f, rep, v, others[d], PS_REPORT_OTHER_TOP, md);
 	}
 	print_totals(f, rep, md);
 }
 
-void ps_format_paths_text(FILE *f, const struct ps_paths *p)
+void ps_format_paths_text(FILE *f, const struct ps_verdict *v)
 {
-	char b1[32], b2[32], b3[32];
-
-	fprintf(f, "%-28s %9s %9s %9s %4s %5s\n", "PATH", "END", "GROWTH", "RATE/s", "R2", "SCORE");
-	for (size_t k = 0; k < p->n; k++) {
-		const char *name = p->rows[k].name;
-		const struct ps_growth *g = &p->rows[k].g;
-		int w = strchr(name, '/') ? 26 : 28;
-
-		ps_fmt_bytes(b1, sizeof(b1), (double)g->end, false);
-		ps_fmt_bytes(b2, sizeof(b2), (double)g->growth, true);
-		ps_fmt_bytes(b3, sizeof(b3), g->rate, true);
-		fprintf(f, "%s%-*.*s %9.9s %9.9s %9.9s %4.2f %5.2f\n", w == 26 ? "  " : "", w, w,
-			name, b1, b2, b3, g->r2, g->score);
-	}
+	fprintf(f, "%s\n", section_title(v->domain));
+	print_paths(f, v);
 }

@@ -50,6 +50,7 @@ static void tag_row(const struct ps_report *rep, const struct ps_tag_series *ts,
 
 	row->ts = ts;
 	row->reclaimable = ts->tag.flags & PS_TAG_F_RECLAIMABLE;
+	row->domain = ps_tag_domain(&ts->tag);
 	for (uint32_t k = 0; k < r->nintervals; k++)
 		live[k] = ts->s[k].live_bytes;
 	ps_growth_series(r, live, rep->from, rep->to, row->reclaimable, &row->g);
@@ -93,6 +94,11 @@ int ps_report_rank(struct ps_report *rep, const struct ps_run *r, uint64_t from_
 	}
 	free(live);
 	ps_slab_checks(rep);
+	rc = ps_untraced_correct(rep);
+	if (rc) {
+		ps_report_free(rep);
+		return rc;
+	}
 	ps_rank_rows(rep->rows, rep->nrows);
 	sys = ps_unreclaimable(r, &rep->sys_name);
 	rep->sys_start = sys ? sys->v[rep->from] : -1;
@@ -111,8 +117,13 @@ int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct 
 	if (rc)
 		return rc;
 	/* the class of a tag does not move it in the ranking */
-	for (size_t i = 0; i < rep->nrows; i++)
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct ps_tag *t = &rep->rows[i].ts->tag;
+
 		ps_attribute(rs, r, rep->rows[i].ts, &rep->rows[i].a);
+		if (!strcmp(t->kind, PS_KIND_SLAB) || !strcmp(t->kind, PS_KIND_KMALLOC))
+			rep->rows[i].lifetime = ps_rules_lifetime(rs, t->cache);
+	}
 	return 0;
 }
 
@@ -129,35 +140,33 @@ int64_t ps_tracked_live(const struct ps_run *r, uint32_t k)
 void ps_report_free(struct ps_report *rep)
 {
 	free(rep->rows);
+	free(rep->slab_fac);
+	rep->slab_fac = NULL;
 	rep->rows = NULL;
 	rep->nrows = 0;
 }
 
-int ps_report_print(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_t top)
+int ps_report_print(FILE *f, const struct ps_report *rep, const struct ps_verdict *v,
+		    enum ps_fmt fmt, size_t top)
 {
 	size_t n = top && top < rep->nrows ? top : rep->nrows;
 
 	if (fmt == PS_FMT_JSON)
-		ps_format_json(f, rep, n);
+		ps_format_json(f, rep, v, n);
 	else if (fmt == PS_FMT_CSV)
 		ps_format_csv(f, rep, n);
 	else
-		ps_format_text(f, rep, n, fmt == PS_FMT_MD);
+		ps_format_text(f, rep, v, top, fmt == PS_FMT_MD);
 	return 0;
 }
 
-int ps_report_print_paths(FILE *f, const struct ps_report *rep, enum ps_fmt fmt)
+int ps_report_print_paths(FILE *f, const struct ps_verdict *v, enum ps_fmt fmt)
 {
-	struct ps_paths p;
-	int rc = ps_report_paths(rep, &p);
-
-	if (rc)
-		return rc;
 	if (fmt == PS_FMT_CSV)
-		ps_format_paths_csv(f, &p);
+		ps_format_paths_csv(f, v);
 	else if (fmt == PS_FMT_JSON)
-		ps_format_paths_json(f, &p);
+		ps_format_paths_json(f, v);
 	else
-		ps_format_paths_text(f, &p);
+		ps_format_paths_text(f, v);
 	return 0;
 }

@@ -25,9 +25,36 @@ void ps_rules_free(struct ps_rules *rs)
 		free(rs->r[i].pattern);
 		free(rs->r[i].module);
 	}
+	for (size_t i = 0; i < rs->nlife; i++)
+		free(rs->life[i].pattern);
+	free(rs->life);
 	free(rs->r);
 	free(rs->path);
 	free(rs);
+}
+
+static int add_lifetime(struct ps_rules *rs, const char *pat, unsigned secs, unsigned line)
+{
+	struct ps_lifetime *n = realloc(rs->life, (rs->nlife + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	rs->life = n;
+	n[rs->nlife].pattern = strdup(pat);
+	if (!n[rs->nlife].pattern)
+		return -ENOMEM;
+	n[rs->nlife].secs = secs;
+	n[rs->nlife].line = line;
+	rs->nlife++;
+	return 0;
+}
+
+unsigned ps_rules_lifetime(const struct ps_rules *rs, const char *cache)
+{
+	for (size_t i = 0; cache && i < rs->nlife; i++)
+		if (!fnmatch(rs->life[i].pattern, cache, 0))
+			return rs->life[i].secs;
+	return 0;
 }
 
 static int add_rule(struct ps_rules *rs, const char *cls, enum ps_rule_field f, const char *pat,
@@ -91,7 +118,17 @@ int ps_rules_parse(struct ps_rules **out, const char *name, const char *text, ch
 		}
 		if (nt == 0)
 			continue;
-		if (!strcmp(tok[0], "generic")) {
+		if (!strcmp(tok[0], "lifetime")) {
+			unsigned secs;
+
+			if (nt != 3 || ps_parse_uint(tok[2], 1, 86400, &secs)) {
+				snprintf(err, errlen, "%s:%u: expected 'lifetime CACHE SECONDS' "
+					 "(SECONDS 1..86400)", name, line);
+				rc = -PS_ERR__SYNTAX;
+				goto out_err;
+			}
+			rc = add_lifetime(rs, tok[1], secs, line);
+		} else if (!strcmp(tok[0], "generic")) {
 			if (nt != 2) {
 				snprintf(err, errlen, "%s:%u: expected 'generic PATTERN'", name, line);
 				rc = -PS_ERR__SYNTAX;

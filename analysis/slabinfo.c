@@ -4,6 +4,7 @@
  * grew the cache itself grew, and the leak score of the tags scaled down when most of it went
  * out on frees nothing traced.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,4 +119,85 @@ void ps_slab_checks(struct ps_report *rep)
 out:
 	free(ss);
 	free(sum);
+}
+
+/*
+ * The correction is per interval, so that the corrected series keeps its shape: at each k the
+ * tags of a cache grew T(k) since the window start, the traced events added C(k) to the cache
+ * (class counters; T(k) without them) and slabinfo shows S(k). C(k) - S(k) left the cache on
+ * paths nothing traced; taken out of T(k), the tags keep the share 1 - (C - S) / T of their
+ * growth, 0..1. Frees of objects older than the recording are in C, so they are not mistaken
+ * for untraced frees.
+ */
+int ps_untraced_correct(struct ps_report *rep)
+{
+	const struct ps_run *r = rep->run;
+	uint32_t nint = r->nintervals;
+	int64_t *t;
+
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct ps_slab_series *ss = tag_slab(r, &rep->rows[i].ts->tag);
+
+		rep->rows[i].slab_idx = ss ? (int32_t)(ss - r->slab) : -1;
+		rep->rows[i].adj_growth = rep->rows[i].g.growth;
+	}
+	if (!r->nslab)
+		return 0;
+	rep->slab_fac = malloc((size_t)r->nslab * nint * sizeof(*rep->slab_fac));
+	t = calloc((size_t)r->nslab * nint, sizeof(*t));
+	if (!rep->slab_fac || !t) {
+		free(t);
+		free(rep->slab_fac);
+		rep->slab_fac = NULL;
+		return -ENOMEM;
+	}
+	for (size_t c = 0; c < (size_t)r->nslab * nint; c++)
+		rep->slab_fac[c] = 1.0;
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct ps_report_row *w = &rep->rows[i];
+		int64_t base = w->ts->s[rep->from].live_bytes;
+
+		if (w->slab_idx < 0)
+			continue;
+		for (uint32_t k = rep->from; k <= rep->to; k++)
+			t[(size_t)w->slab_idx * nint + k] += w->ts->s[k].live_bytes - base;
+	}
+	for (size_t c = 0; c < r->nslab; c++) {
+		const struct ps_slab_series *ss = &r->slab[c];
+		int64_t a = ss->active_objs[rep->from];
+
+		if (a < 0)
+			continue;
+		for (uint32_t k = rep->from + 1; k <= rep->to; k++) {
+			int64_t tk = t[c * nint + k], ck = tk, sk, u;
+
+			if (tk <= 0 || ss->active_objs[k] < 0)
+				continue;
+			sk = (ss->active_objs[k] - a) * (int64_t)ss->objsize;
+			class_growth(r, ss->cache, rep->from, k, &ck);
+			u = ck - sk;
+			if (u > 0)
+				rep->slab_fac[c * nint + k] = u >= tk ? 0.0 : 1.0 - (double)u / (double)tk;
+		}
+	}
+	free(t);
+	for (size_t i = 0; i < rep->nrows; i++) {
+		struct ps_report_row *w = &rep->rows[i];
+
+		w->adj_growth = ps_row_live(rep, w, rep->to) - w->ts->s[rep->from].live_bytes;
+		if (!(w->ts->tag.flags & PS_TAG_F_SLAB_BACKING) && w->g.growth > w->adj_growth)
+			rep->untraced_removed += w->g.growth - w->adj_growth;
+	}
+	return 0;
+}
+
+int64_t ps_row_live(const struct ps_report *rep, const struct ps_report_row *w, uint32_t k)
+{
+	int64_t base = w->ts->s[rep->from].live_bytes, v = w->ts->s[k].live_bytes;
+	double f;
+
+	if (!rep->slab_fac || w->slab_idx < 0 || v <= base)
+		return v;
+	f = rep->slab_fac[(size_t)w->slab_idx * rep->run->nintervals + k];
+	return base + (int64_t)((double)(v - base) * f);
 }

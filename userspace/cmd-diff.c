@@ -14,6 +14,7 @@
 #include "userspace/lib/trace/trace.h"
 #include "analysis/analysis.h"
 #include "analysis/diff.h"
+#include "analysis/verdict.h"
 
 
 /*
@@ -28,6 +29,28 @@ static void fmt_norm(char *buf, size_t len, double v)
 		ps_fmt_bytes(buf, len, v, true);
 }
 
+/*
+ * The answer first: is unreclaimable kernel memory leaking in B only, in both, in neither (or
+ * only in A), and on which path.
+ */
+static void print_sentence(const struct ps_verdict *a, const struct ps_verdict *b)
+{
+	bool la = a->st.state == PS_V_LEAK, lb = b->st.state == PS_V_LEAK;
+
+	if (lb && !la)
+		printf("LEAK in B only, on the %s path: kernel memory it cannot reclaim\n"
+		       "  grows in B and not in A.\n", b->path ? b->path : "(no one)");
+	else if (la && lb)
+		printf("LEAK in both runs: A on the %s path, B on the %s path.\n",
+		       a->path ? a->path : "(no one)", b->path ? b->path : "(no one)");
+	else if (la)
+		printf("LEAK in A only, on the %s path; B does not leak.\n",
+		       a->path ? a->path : "(no one)");
+	else
+		printf("No leak in either run: A %s, B %s.\n", ps_vstate_name(a->st.state),
+		       ps_vstate_name(b->st.state));
+}
+
 static int cmd_diff(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -38,6 +61,7 @@ static int cmd_diff(int argc, char **argv)
 	struct ps_run *ra = NULL, *rb = NULL;
 	struct ps_report a = { 0 }, b = { 0 };
 	struct ps_diff d = { 0 };
+	struct ps_verdict va, vb;
 	struct ps_rules *rs = NULL;
 	char rbuf[PATH_MAX], err[512] = "", lb[256], s1[32], s2[32];
 	const char *rules_path = NULL;
@@ -94,6 +118,20 @@ static int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "poolscope diff: out of memory\n");
 		goto out;
 	}
+	if (ps_verdict_build(&va, &a, PS_DOMAIN_KERNEL) || ps_verdict_build(&vb, &b, PS_DOMAIN_KERNEL)) {
+		fprintf(stderr, "poolscope diff: out of memory\n");
+		goto out;
+	}
+	print_sentence(&va, &vb);
+	{
+		char line[1024];
+
+		snprintf(line, sizeof(line), "  A %s: %s", argv[optind], va.summary);
+		ps_print_wrapped(stdout, line, 2);
+		snprintf(line, sizeof(line), "  B %s: %s", argv[optind + 1], vb.summary);
+		ps_print_wrapped(stdout, line, 2);
+		putchar('\n');
+	}
 	printf("growth per %s: A %s, B %s\n", d.per_io ? "IO" : "second", argv[optind],
 	       argv[optind + 1]);
 	printf("%-32s %9s %9s %s\n", "TAG (growing in B, not in A)", "A", "B", "CLASS");
@@ -115,9 +153,9 @@ static int cmd_diff(int argc, char **argv)
 	if (unconfirmed)
 		printf("? /proc/slabinfo did not grow with these tags: their frees went untraced "
 		       "(kfree_rcu/bulk)\n");
-	printf("\nper path (A then B):\n");
-	ps_report_print_paths(stdout, &a, PS_FMT_TEXT);
-	ps_report_print_paths(stdout, &b, PS_FMT_TEXT);
+	printf("\nper path, A then B:\n");
+	ps_report_print_paths(stdout, &va, PS_FMT_TEXT);
+	ps_report_print_paths(stdout, &vb, PS_FMT_TEXT);
 	rc = ps_finish_stdout(PS_EXIT_OK);
 out:
 	ps_diff_free(&d);

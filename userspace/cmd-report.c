@@ -17,14 +17,20 @@
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
 #include "analysis/analysis.h"
+#include "analysis/verdict.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: poolscope report TRACE [--by tag|path] [--top N] [--format text|csv|json|markdown]\n"
-		"                        [--from T] [--to T] [--rules FILE]\n"
-		"Top tags by growth, each with class, evidence, confidence and leak score.\n"
+		"                        [--domain kernel|reclaimable|user|all] [--from T] [--to T]\n"
+		"                        [--rules FILE]\n"
+		"The verdict first (leak, growing, plateau or stable, on which path, confirmed by\n"
+		"which counter), then the top tags of the domain with class, evidence and trend,\n"
+		"then a few of the other domains.\n"
 		"  -n, --top N        show N tags (default 15, 0 = all)\n"
+		"      --domain D     the memory the verdict is about: kernel (default: memory the\n"
+		"                     kernel cannot reclaim), reclaimable, user, all\n"
 		"      --format F     text (80 columns), csv, json (docs/analysis.md), markdown\n"
 		"      --from T       start of the window (e.g. 10s: skip warm-up)\n"
 		"      --to T         end of the window\n"
@@ -43,6 +49,7 @@ static int cmd_report(int argc, char **argv)
 		{ "to", required_argument, NULL, 'T' },
 		{ "rules", required_argument, NULL, 'r' },
 		{ "by", required_argument, NULL, 'b' },
+		{ "domain", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 } };
 	const char *rules_path = NULL;
@@ -54,10 +61,25 @@ static int cmd_report(int argc, char **argv)
 	struct ps_report rep = { 0 };
 	unsigned top = 15;
 	bool by_path = false;
+	const char *domain = PS_DOMAIN_KERNEL;
+	struct ps_verdict v;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "n:r:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'D':
+			if (!strcmp(optarg, "all")) {
+				domain = NULL;
+			} else if (!strcmp(optarg, PS_DOMAIN_KERNEL) ||
+				   !strcmp(optarg, PS_DOMAIN_RECLAIMABLE) ||
+				   !strcmp(optarg, PS_DOMAIN_USER)) {
+				domain = optarg;
+			} else {
+				fprintf(stderr, "poolscope report: --domain: expected kernel, "
+					"reclaimable, user or all, got '%s'\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
 		case 'n':
 			if (ps_parse_uint(optarg, 0, UINT_MAX, &top)) {
 				fprintf(stderr, "poolscope report: --top: expected a number >= 0, "
@@ -151,10 +173,16 @@ static int cmd_report(int argc, char **argv)
 		rc = PS_EXIT_FAIL;
 		goto out;
 	}
+	rc = ps_verdict_build(&v, &rep, domain);
+	if (rc) {
+		fprintf(stderr, "poolscope report: %s: %s\n", argv[optind], ps_strerror(rc));
+		rc = PS_EXIT_FAIL;
+		goto out;
+	}
 	if (by_path)
-		ps_report_print_paths(stdout, &rep, fmt == PS_FMT_MD ? PS_FMT_TEXT : fmt);
+		ps_report_print_paths(stdout, &v, fmt == PS_FMT_MD ? PS_FMT_TEXT : fmt);
 	else
-		ps_report_print(stdout, &rep, fmt, (size_t)top);
+		ps_report_print(stdout, &rep, &v, fmt, (size_t)top);
 	rc = ps_finish_stdout(PS_EXIT_OK);
 out:
 	ps_report_free(&rep);
@@ -163,4 +191,4 @@ out:
 	return rc;
 }
 
-PS_COMMAND(report, cmd_report, "top tags by growth with class, evidence and leak score");
+PS_COMMAND(report, cmd_report, "the verdict (leak, growing, plateau, stable) and the top tags");

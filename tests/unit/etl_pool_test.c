@@ -20,6 +20,16 @@
 #include "userspace/lib/trace/trace.h"
 #include "analysis/analysis.h"
 #include "etlwriter.c"
+#include "analysis/verdict.h"
+
+/* The report as the command prints it: with the kernel domain's verdict. */
+static void print_report(FILE *m, const struct ps_report *rep, enum ps_fmt fmt)
+{
+	struct ps_verdict v;
+
+	if (ASSERT_OK(ps_verdict_build(&v, rep, PS_DOMAIN_KERNEL), "verdict"))
+		ps_report_print(m, rep, &v, fmt, 0);
+}
 
 #define FREQ	10000000LL
 #define T0	5000000000LL
@@ -358,7 +368,7 @@ static void report_checks(const struct ps_run *r)
 	ASSERT_TRUE(lk->reclaimable && !ls->reclaimable, "paged flagged, nonpaged not");
 	m = open_memstream(&buf, &len);
 	if (m) {
-		ps_report_print(m, &rep, PS_FMT_TEXT, 0);
+		print_report(m, &rep, PS_FMT_TEXT);
 		fclose(m);
 		ASSERT_STRSTR(buf, "NonPagedPool not in trace", "text totals: an ETL has no pool counters");
 		ASSERT_STRSTR(buf, "LSbf", "text lists the tag");

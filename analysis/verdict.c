@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The verdict of a report (verdict.h): the rule for one series, the series of the domain and of
+ * each path, the counter that confirms them, and the sentence that says it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/trend.h"
+#include "analysis/verdict.h"
+#include "userspace/lib/util/util.h"
+
+const char *ps_vstate_name(enum ps_vstate s)
+{
+	static const char *const n[] = { "stable", "plateau", "growing", "leak" };
+
+	return s <= PS_V_LEAK ? n[s] : "stable";
+}
+
+int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate, bool confirmed,
+		    struct ps_vstat *out)
+{
+	struct ps_trend tr;
+	struct ps_segments sg;
+	size_t side;
+	double secs, top;
+	bool rising, steady;
+	int e;
+
+	memset(out, 0, sizeof(*out));
+	out->p = 1;
+	if (n < 3) {
+		out->why = "too few intervals";
+		return 0;
+	}
+	out->growth = (int64_t)(y[n - 1] - y[0]);
+	top = y[0];
+	for (size_t i = 1; i < n; i++)
+		if (y[i] > top)
+			top = y[i];
+	out->peak = (int64_t)(top - y[0]);
+	secs = t[n - 1] - t[0];
+	e = ps_trend_fit(t, y, n, &tr);
+	if (e)
+		return e == -EINVAL ? 0 : e;
+	out->rate = tr.slope;
+	out->p = tr.p_up;
+	out->late_rate = tr.slope;
+	/* the last piece must hold a fifth of the points: a break in the last two is noise */
+	side = n / 5 > 3 ? n / 5 : 3;
+	if (n >= 2 * side + 1) {
+		e = ps_segments_fit(t, y, n, side, &sg);
+		if (e && e != -EINVAL)
+			return e;
+		if (!e)
+			out->late_rate = sg.slope2;
+	}
+	rising = tr.p_up < PS_V_P_GROWING && tr.slope >= min_rate &&
+		 (double)out->growth >= PS_V_MIN_GROWTH;
+	if (!rising) {
+		if ((double)out->peak >= PS_V_MIN_GROWTH && out->late_rate < min_rate &&
+		    (out->growth <= 0 || out->late_rate < 0.5 * tr.slope || tr.slope < min_rate)) {
+			out->state = PS_V_PLATEAU;
+			out->why = "grew, then stopped";
+		} else {
+			out->state = PS_V_STABLE;
+		}
+		return 0;
+	}
+	steady = out->late_rate >= 0.5 * tr.slope && out->late_rate >= min_rate;
+	if (!steady) {
+		out->state = PS_V_PLATEAU;
+		out->why = "grew, then stopped";
+	} else if (tr.p_up >= PS_V_P_LEAK) {
+		out->state = PS_V_GROWING;
+		out->why = "the trend is not clear enough";
+	} else if (n < PS_V_MIN_POINTS || secs < PS_V_MIN_SECS) {
+		out->state = PS_V_GROWING;
+		out->why = "the window is too short";
+	} else if (!confirmed) {
+		out->state = PS_V_GROWING;
+		out->why = "no counter confirms it";
+	} else {
+		out->state = PS_V_LEAK;
+	}
+	return 0;
+}
+
+/* --- the counters that hold each kind of memory ------------------------------------------ */
+
+enum home { H_NONE, H_SUNRECLAIM, H_SRECLAIMABLE, H_PERCPU, H_SOCK, H_VMALLOC, H_KSTACK,
+	    H_PAGETABLES, H_ANON, H_CACHED, H_NONPAGED, H_PAGED, H__N };
+
+static const char *const home_names[H__N] = {
+	[H_SUNRECLAIM] = PS_SYS_SUNRECLAIM, [H_SRECLAIMABLE] = PS_SYS_SRECLAIMABLE,
+	[H_PERCPU] = "Percpu", [H_SOCK] = "socket memory", [H_VMALLOC] = "VmallocUsed",
+	[H_KSTACK] = "KernelStack", [H_PAGETABLES] = "PageTables", [H_ANON] = "AnonPages",
+	[H_CACHED] = "Cached", [H_NONPAGED] = PS_SYS_NONPAGED, [H_PAGED] = PS_SYS_PAGED,
+};
+
+static bool sym_is(const char *sym, const char *prefix)
+{
+	return sym && !strncmp(sym, prefix, strlen(prefix));
+}
+
+/*
+ * The system counter a row's memory is counted in. Slab objects and large kmalloc (charged to
+ * the slab counters since 5.9) are in S(Un)Reclaim; network pages are charged to their sockets.
+ */
+static enum home row_home(const struct ps_report_row *w)
+{
+	const struct ps_tag *t = &w->ts->tag;
+	const char *site = t->site_sym;
+
+	if (!strcmp(t->kind, PS_KIND_POOL))
+		return !strcmp(w->domain, PS_DOMAIN_KERNEL) ? H_NONPAGED : H_PAGED;
+	if (!strcmp(t->kind, PS_KIND_SLAB) || !strcmp(t->kind, PS_KIND_KMALLOC))
+		return !strcmp(w->domain, PS_DOMAIN_RECLAIMABLE) ? H_SRECLAIMABLE : H_SUNRECLAIM;
+	if (!strcmp(t->kind, PS_KIND_PERCPU))
+		return H_PERCPU;
+	if (!strcmp(w->domain, PS_DOMAIN_RECLAIMABLE))
+		return H_CACHED;
+	if (!strcmp(w->domain, PS_DOMAIN_USER))
+		return sym_is(site, "pte_alloc") || sym_is(site, "__pte_alloc") ||
+		       sym_is(site, "__pmd_alloc") || sym_is(site, "__pud_alloc") ? H_PAGETABLES : H_ANON;
+	if (!strncmp(w->a.cls, "network", 7))
+		return H_SOCK;
+	if (sym_is(site, "__vmalloc") || sym_is(site, "vmalloc") || sym_is(site, "vm_area_alloc_pages"))
+		return H_VMALLOC;
+	if (sym_is(site, "alloc_thread_stack") || sym_is(site, "dup_task_struct"))
+		return H_KSTACK;
+	return H_NONE;
+}
+
+/* The counter's value at interval k, summed over its parts; -1 when a part is absent. */
+static int64_t home_value(const struct ps_run *r, enum home h, uint32_t k)
+{
+	static const char *const sock[] = { PS_SYS_SOCK_TCP_MEM, PS_SYS_SOCK_UDP_MEM,
+					    PS_SYS_SOCK_FRAG_MEM };
+	const struct ps_series *s;
+	int64_t sum = 0;
+
+	if (h != H_SOCK) {
+		s = h == H_NONE ? NULL : ps_run_sys(r, home_names[h]);
+		return s ? s->v[k] : -1;
+	}
+	s = ps_run_sys(r, PS_SYS_SOCK_TCP_MEM);
+	if (!s || s->v[k] < 0)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(sock); i++) {
+		s = ps_run_sys(r, sock[i]);
+		if (s && s->v[k] > 0)
+			sum += s->v[k];
+	}
+	return sum;
+}
+
+/*
+ * Whether the counter of home grew at least PS_V_CONFIRM_SHARE of expect over the window, with
+ * a rising trend (Theil-Sen growth, so that one spike does not confirm). *growth gets its growth.
+ */
+static int confirm_home(const struct ps_report *rep, enum home h, int64_t expect, double *tt,
+			double *yy, bool *ok, int64_t *growth)
+{
+	const struct ps_run *r = rep->run;
+	struct ps_trend tr;
+	size_t n = 0;
+	int e;
+
+	*ok = false;
+	*growth = 0;
+	if (h == H_NONE)
+		return 0;
+	for (uint32_t k = rep->from; k <= rep->to; k++) {
+		int64_t v = home_value(r, h, k);
+
+		if (v < 0)
+			continue;
+		tt[n] = r->intervals[k].t_ns / 1e9;
+		yy[n++] = (double)v;
+	}
+	if (n < 3)
+		return 0;
+	e = ps_trend_fit(tt, yy, n, &tr);
+	if (e)
+		return e == -EINVAL ? 0 : e;
+	*growth = (int64_t)(tr.slope * (tt[n - 1] - tt[0]));
+	*ok = tr.p_up < PS_V_P_GROWING && (double)*growth >= PS_V_CONFIRM_SHARE * (double)expect;
+	return 0;
+}
+
+/* --- the series of the domain and its paths ----------------------------------------------- */
+
+static bool row_counts(const struct ps_verdict *v, const struct ps_report *rep,
+		       const struct ps_report_row *w)
+{
+	if (w->ts->tag.flags & PS_TAG_F_SLAB_BACKING)
+		return false;
+	return !v->domain || !strcmp(w->domain, v->domain);
+}
+
+/* Caches whose objects live at most lifetime seconds can grow for that long without leaking. */
+static bool row_bounded(const struct ps_report *rep, const struct ps_report_row *w)
+{
+	return w->lifetime && rep->secs < 2.0 * w->lifetime;
+}
+
+static void top_path(const char *cls, char *buf, size_t len)
+{
+	size_t n = strcspn(cls, "/");
+
+	snprintf(buf, len, "%.*s", (int)n, cls);
+}
+
+struct work {
+	double *t, *y, *ct, *cy;
+	int64_t *sum;		/* [npaths + 1][n]: per path, then the domain */
+	int64_t (*home)[H__N];	/* [npaths + 1]: growth per counter */
+};
+
+static int path_index(struct ps_verdict *v, const char *name)
+{
+	for (size_t i = 0; i < v->npaths; i++)
+		if (!strcmp(v->paths[i].name, name))
+			return (int)i;
+	if (v->npaths == PS_V_PATHS_MAX)
+		return -1;
+	ps_strlcpy(v->paths[v->npaths].name, name, sizeof(v->paths[0].name));
+	return (int)v->npaths++;
+}
+
+/* The state of one summed series (index p; npaths: the domain) and its confirmation. */
+static int state_of(struct ps_verdict *v, const struct ps_report *rep, struct work *wk, size_t p,
+		    struct ps_vstat *st, const char **by)
+{
+	const struct ps_run *r = rep->run;
+	size_t n = rep->to - rep->from + 1;
+	enum home best = H_NONE;
+	int64_t cg;
+	bool ok = false;
+	int e;
+
+	for (size_t i = 0; i < n; i++) {
+		wk->t[i] = r->intervals[rep->from + i].t_ns / 1e9;
+		wk->y[i] = (double)wk->sum[p * n + i];
+	}
+	for (int h = 1; h < H__N; h++)
+		if (wk->home[p][h] > wk->home[p][best])
+			best = (enum home)h;
+	*by = NULL;
+	e = confirm_home(rep, best, wk->home[p][best], wk->ct, wk->cy, &ok, &cg);
+	if (e)
+		return e;
+	if (ok)
+		*by = home_names[best];
+	if (p == v->npaths)
+		v->confirm_growth = cg;
+	e = ps_vstat_series(wk->t, wk->y, n, v->min_rate, ok, st);
+	if (!e && st->state == PS_V_GROWING && !ok && st->why && !strcmp(st->why,
+	    "no counter confirms it") && best == H_NONE)
+		st->why = "no counter holds this memory";
+	return e;
+}
+
+static double workload_iops(const struct ps_report *rep)
+{
+	const struct ps_run *r = rep->run;
+	uint64_t ios = 0;
+
+	if (!r->has_workload || rep->secs <= 0)
+		return 0;
+	for (uint32_t k = rep->from + 1; k <= rep->to; k++)
+		ios += r->workload[k].ios;
+	return (double)ios / rep->secs;
+}
+
+static void fmt_rate(char *buf, size_t len, double bps)
+{
+	char b[24];
+
+	ps_fmt_bytes(b, sizeof(b), bps, false);
+	snprintf(buf, len, "%s/s", b);
+}
+
+static const char *domain_words(const char *d)
+{
+	if (!d)
+		return "tracked memory";
+	if (!strcmp(d, PS_DOMAIN_KERNEL))
+		return "unreclaimable kernel memory";
+	if (!strcmp(d, PS_DOMAIN_RECLAIMABLE))
+		return "reclaimable memory";
+	return "process memory";
+}
+
+/* The one sentence: the state, where, how fast, the evidence; the other main paths after it. */
+static void summarise(struct ps_verdict *v, const struct ps_report *rep)
+{
+	char *s = v->summary, rate[40], lb[128], pv[32];
+	size_t len = sizeof(v->summary), o = 0;
+	const struct ps_vstat *st = &v->st;
+
+	if (st->p < 0.001)
+		snprintf(pv, sizeof(pv), "p < 0.001");
+	else
+		snprintf(pv, sizeof(pv), "p = %.3f", st->p);
+	fmt_rate(rate, sizeof(rate), st->rate > 0 ? st->rate : 0);
+	switch (st->state) {
+	case PS_V_LEAK:
+	case PS_V_GROWING:
+		o += snprintf(s + o, len - o, "%s%s%s%s: %s grows %s (%s)",
+			      st->state == PS_V_LEAK ? "LEAK" : "GROWING",
+			      v->path ? " on the " : "", v->path ? v->path : "",
+			      v->path ? " path" : "", domain_words(v->domain), rate, pv);
+		if (v->tag && o < len)
+			o += snprintf(s + o, len - o, ", %.0f%% of it in %s", 100 * v->tag_share,
+				      ps_tag_label(&v->tag->ts->tag, lb, sizeof(lb)));
+		if (v->iops > 0 && o < len)
+			o += snprintf(s + o, len - o, ", %.1f bytes per IO", st->rate / v->iops);
+		if (st->state == PS_V_LEAK && v->confirmed_by && o < len)
+			o += snprintf(s + o, len - o, ", confirmed by %s", v->confirmed_by);
+		if (st->state == PS_V_GROWING && st->why && o < len)
+			o += snprintf(s + o, len - o, ", not called a leak: %s", st->why);
+		break;
+	case PS_V_PLATEAU:
+		ps_fmt_bytes(rate, sizeof(rate), (double)st->peak, true);
+		o += snprintf(s + o, len - o, "PLATEAU%s%s%s: %s grew %s, then stopped",
+			      v->path ? " on the " : "", v->path ? v->path : "",
+			      v->path ? " path" : "", domain_words(v->domain), rate);
+		break;
+	default:
+		ps_fmt_bytes(rate, sizeof(rate), (double)st->growth, true);
+		o += snprintf(s + o, len - o, "STABLE: %s does not grow (%s over %.0f s)",
+			      domain_words(v->domain), rate, rep->secs);
+		break;
+	}
+	/* the seed's two paths always get their word */
+	for (size_t i = 0; i < v->npaths && o < len; i++) {
+		const struct ps_vpath *p = &v->paths[i];
+
+		if (v->path && !strcmp(p->name, v->path))
+			continue;
+		if (strcmp(p->name, "network") && strcmp(p->name, "file-services"))
+			continue;
+		o += snprintf(s + o, len - o, "; %s %s", p->name, ps_vstate_name(p->st.state));
+	}
+	if (o < len)
+		snprintf(s + o, len - o, ".");
+}
+
+int ps_verdict_build(struct ps_verdict *v, const struct ps_report *rep, const char *domain)
+{
+	size_t n = rep->to - rep->from + 1, np;
+	struct work wk = { 0 };
+	const struct ps_vpath *best = NULL;
+	int *pidx = NULL, e = -ENOMEM;
+
+	memset(v, 0, sizeof(*v));
+	v->domain = domain;
+	v->iops = workload_iops(rep);
+	v->min_rate = PS_V_MIN_RATE;
+	if (v->iops * PS_V_MIN_PER_IO > v->min_rate)
+		v->min_rate = v->iops * PS_V_MIN_PER_IO;
+	v->untraced_removed = 0;
+	pidx = calloc(rep->nrows ? rep->nrows : 1, sizeof(*pidx));
+	if (!pidx)
+		goto out;
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct ps_report_row *w = &rep->rows[i];
+		char name[PS_PATH_NAME_MAX];
+
+		pidx[i] = -1;
+		if (!row_counts(v, rep, w))
+			continue;
+		if (w->g.growth > w->adj_growth)
+			v->untraced_removed += w->g.growth - w->adj_growth;
+		if (row_bounded(rep, w)) {
+			if (w->adj_growth > 0)
+				v->bounded_left_out += w->adj_growth;
+			continue;
+		}
+		top_path(w->a.cls[0] ? w->a.cls : "unknown", name, sizeof(name));
+		pidx[i] = path_index(v, name);
+	}
+	np = v->npaths;
+	wk.t = malloc(n * sizeof(double));
+	wk.y = malloc(n * sizeof(double));
+	wk.ct = malloc(n * sizeof(double));
+	wk.cy = malloc(n * sizeof(double));
+	wk.sum = calloc((np + 1) * n, sizeof(*wk.sum));
+	wk.home = calloc(np + 1, sizeof(*wk.home));
+	if (!wk.t || !wk.y || !wk.ct || !wk.cy || !wk.sum || !wk.home)
+		goto out;
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct ps_report_row *w = &rep->rows[i];
+		int64_t base;
+		size_t p = pidx[i];
+
+		if (pidx[i] < 0)
+			continue;
+		base = w->ts->s[rep->from].live_bytes;
+		for (size_t k = 0; k < n; k++) {
+			int64_t d = ps_row_live(rep, w, rep->from + k) - base;
+
+			wk.sum[p * n + k] += d;
+			wk.sum[np * n + k] += d;
+		}
+		wk.home[p][row_home(w)] += w->adj_growth;
+		wk.home[np][row_home(w)] += w->adj_growth;
+		if (w->adj_growth > v->paths[p].top_growth) {
+			v->paths[p].top_growth = w->adj_growth;
+			v->paths[p].top = w;
+		}
+	}
+	for (size_t p = 0; p < np; p++) {
+		e = state_of(v, rep, &wk, p, &v->paths[p].st, &v->paths[p].confirmed_by);
+		if (e)
+			goto out;
+	}
+	e = state_of(v, rep, &wk, np, &v->st, &v->confirmed_by);
+	if (e)
+		goto out;
+	/* the path the state is on: the worst path, the one with most growth among equals */
+	for (size_t p = 0; p < np; p++) {
+		const struct ps_vpath *pp = &v->paths[p];
+
+		if (pp->st.state < PS_V_GROWING)
+			continue;
+		if (!best || pp->st.state > best->st.state ||
+		    (pp->st.state == best->st.state && pp->st.growth > best->st.growth))
+			best = pp;
+	}
+	if (best && best->st.state >= v->st.state) {
+		if (best->st.state > v->st.state) {
+			v->st = best->st;
+			v->confirmed_by = best->confirmed_by;
+		}
+		v->path = best->name;
+		v->tag = best->top;
+		v->tag_share = best->st.growth > 0 ? (double)best->top_growth / best->st.growth : 0;
+	} else if (v->st.state >= PS_V_PLATEAU) {
+		/* a domain-wide state on no one path: the path holding most of the growth */
+		int64_t most = 0;
+
+		for (size_t p = 0; p < np; p++)
+			if (v->paths[p].st.peak > most && 2 * v->paths[p].st.peak >= v->st.peak) {
+				most = v->paths[p].st.peak;
+				v->path = v->paths[p].name;
+				v->tag = v->paths[p].top;
+				v->tag_share = (double)v->paths[p].top_growth / (double)most;
+			}
+	}
+	if (v->tag_share > 1)
+		v->tag_share = 1;
+	summarise(v, rep);
+	e = 0;
+out:
+	free(pidx);
+	free(wk.t);
+	free(wk.y);
+	free(wk.ct);
+	free(wk.cy);
+	free(wk.sum);
+	free(wk.home);
+	return e;
+}
+
+const char *ps_row_trend(const struct ps_report *rep, const struct ps_report_row *w,
+			 double min_rate)
+{
+	static const char *const words[] = { "flat", "plateau", "rising", "steady" };
+	size_t n = rep->to - rep->from + 1;
+	double *t = malloc(n * sizeof(*t)), *y = malloc(n * sizeof(*y));
+	struct ps_vstat st = { .state = PS_V_STABLE };
+
+	if (t && y) {
+		for (size_t i = 0; i < n; i++) {
+			t[i] = rep->run->intervals[rep->from + i].t_ns / 1e9;
+			y[i] = (double)ps_row_live(rep, w, rep->from + i);
+		}
+		if (ps_vstat_series(t, y, n, min_rate, true, &st))
+			st.state = PS_V_STABLE;
+	}
+	free(t);
+	free(y);
+	if (st.state == PS_V_GROWING && st.why && !strcmp(st.why, "the window is too short"))
+		return "rising";
+	return words[st.state];
+}
