@@ -32,11 +32,13 @@ struct ps_rule {
 };
 
 /*
- * "lifetime CACHE SECONDS": the kernel frees every object of the cache within SECONDS of its
- * allocation (TIME_WAIT sockets: TCP_TIMEWAIT_LEN). Such a cache grows for that long under a
- * steady load and then holds; growth over a shorter window says nothing about a leak.
+ * "lifetime cache|site PATTERN SECONDS": the kernel frees every object of the cache (or from the
+ * call site) within SECONDS of its allocation (TIME_WAIT sockets: TCP_TIMEWAIT_LEN). Such memory
+ * grows for that long under a steady load and then holds; growth over a shorter window says
+ * nothing about a leak.
  */
 struct ps_lifetime {
+	bool site;
 	char *pattern;
 	unsigned secs;
 	unsigned line;
@@ -58,8 +60,8 @@ int ps_rules_parse(struct ps_rules **out, const char *name, const char *text, ch
 		   size_t errlen);
 int ps_rules_load(struct ps_rules **out, const char *path, char *err, size_t errlen);
 void ps_rules_free(struct ps_rules *rs);
-/* The lifetime rule's seconds for a cache (glob on the cache name), 0 when none. */
-unsigned ps_rules_lifetime(const struct ps_rules *rs, const char *cache);
+/* The lifetime rules' seconds for a tag's cache or call site (either may be NULL), 0: none. */
+unsigned ps_rules_lifetime(const struct ps_rules *rs, const char *cache, const char *site);
 /* True when sym (without +off) is a generic allocator helper. */
 bool ps_rules_is_generic(const struct ps_rules *rs, const char *sym);
 
@@ -117,10 +119,13 @@ struct ps_report_row {
 	bool reclaimable;
 	struct ps_slab_check slab;	/* slab.cache NULL: no slabinfo line for this tag */
 	const char *domain;		/* PS_DOMAIN_*: ps_tag_domain() */
-	int32_t slab_idx;		/* its slabinfo series in the run, -1: none */
-	int64_t adj_growth;		/* growth with frees on untraced paths taken out */
+	int32_t fac_idx;		/* its correction series in rep->fac, -1: none */
+	int64_t adj_growth;		/* growth with untraced frees and sampling excess taken out */
 	unsigned lifetime;		/* rules' lifetime of its cache in seconds, 0: none */
 };
+
+/* Page orders the sampling correction covers (0..11). */
+#define PS_FAC_ORDERS 12
 
 struct ps_report {
 	const struct ps_run *run;
@@ -136,11 +141,12 @@ struct ps_report {
 	int64_t ptr_map_full;		/* objects the recorder's pointer map could not take */
 	int64_t recursion_misses;	/* events the kernel skipped (BPF re-entry) */
 	/*
-	 * Per slabinfo series and interval, the share of its tags' growth since the window start
-	 * that /proc/slabinfo confirms (1 when there is nothing to correct): objects freed on
-	 * untraced paths are taken out of the tags' live bytes by it (slabinfo.c).
+	 * Per correction series (each slabinfo series, then each page order) and interval, the
+	 * share of its tags' growth since the window start that the ground truth confirms (1 when
+	 * there is nothing to correct): /proc/slabinfo for slab caches (objects freed on untraced
+	 * paths), the exact class counters for page orders (pages that sampling overcounted).
 	 */
-	double *slab_fac;		/* [nslab * nintervals], NULL: no correction */
+	double *fac;			/* [(nslab + PS_FAC_ORDERS) * nintervals] */
 	int64_t untraced_removed;	/* bytes taken out of the rows' growth that way */
 };
 
@@ -170,10 +176,17 @@ int64_t ps_tracked_live(const struct ps_run *r, uint32_t k);
  */
 void ps_slab_checks(struct ps_report *rep);
 /*
- * Takes frees on untraced paths out of the slab and kmalloc rows: fills rep->slab_fac and each
- * row's adj_growth, and rep->untraced_removed (slabinfo.c). -ENOMEM.
+ * Takes frees on untraced paths out of the slab and kmalloc rows and the sampling excess out of
+ * page rows: fills rep->fac, each row's adj_growth and rep->untraced_removed (slabinfo.c).
+ * -ENOMEM.
  */
 int ps_untraced_correct(struct ps_report *rep);
+/*
+ * What the traced events added to a class (slab cache, "page-order-N") from interval from to
+ * to, from the recorder's exact class counters; false when the trace has none.
+ */
+bool ps_class_growth(const struct ps_run *r, const char *cls, uint32_t from, uint32_t to,
+		     int64_t *growth);
 /* A row's live bytes at interval k with the untraced frees taken out (k within the window). */
 int64_t ps_row_live(const struct ps_report *rep, const struct ps_report_row *w, uint32_t k);
 /* Ranks rows, strongest suspect first, slab-backing pages last (the report's order). */

@@ -84,8 +84,9 @@ static void json_row(FILE *f, const struct ps_report_row *w)
 static void json_vstat(FILE *f, const struct ps_vstat *st)
 {
 	fprintf(f, "\"state\":\"%s\",\"growth_bytes\":%" PRId64 ",\"peak_bytes\":%" PRId64
-		",\"rate_bps\":%.3f,\"late_rate_bps\":%.3f,\"p_value\":%.6f,\"why\":",
-		ps_vstate_name(st->state), st->growth, st->peak, st->rate, st->late_rate, st->p);
+		",\"drawdown_bytes\":%" PRId64 ",\"rate_bps\":%.3f,\"late_rate_bps\":%.3f,"
+		"\"p_value\":%.6f,\"why\":", ps_vstate_name(st->state), st->growth, st->peak,
+		st->drawdown, st->rate, st->late_rate, st->p);
 	json_str(f, st->why);
 }
 

@@ -122,7 +122,7 @@ int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct 
 
 		ps_attribute(rs, r, rep->rows[i].ts, &rep->rows[i].a);
 		if (!strcmp(t->kind, PS_KIND_SLAB) || !strcmp(t->kind, PS_KIND_KMALLOC))
-			rep->rows[i].lifetime = ps_rules_lifetime(rs, t->cache);
+			rep->rows[i].lifetime = ps_rules_lifetime(rs, t->cache, t->site_sym);
 	}
 	return 0;
 }
@@ -140,8 +140,8 @@ int64_t ps_tracked_live(const struct ps_run *r, uint32_t k)
 void ps_report_free(struct ps_report *rep)
 {
 	free(rep->rows);
-	free(rep->slab_fac);
-	rep->slab_fac = NULL;
+	free(rep->fac);
+	rep->fac = NULL;
 	rep->rows = NULL;
 	rep->nrows = 0;
 }

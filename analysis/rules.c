@@ -33,7 +33,10 @@ void ps_rules_free(struct ps_rules *rs)
 	free(rs);
 }
 
-static int add_lifetime(struct ps_rules *rs, const char *pat, unsigned secs, unsigned line)
+static void base_sym(const char *sym, char *buf, size_t len);
+
+static int add_lifetime(struct ps_rules *rs, bool site, const char *pat, unsigned secs,
+			unsigned line)
 {
 	struct ps_lifetime *n = realloc(rs->life, (rs->nlife + 1) * sizeof(*n));
 
@@ -44,16 +47,24 @@ static int add_lifetime(struct ps_rules *rs, const char *pat, unsigned secs, uns
 	if (!n[rs->nlife].pattern)
 		return -ENOMEM;
 	n[rs->nlife].secs = secs;
+	n[rs->nlife].site = site;
 	n[rs->nlife].line = line;
 	rs->nlife++;
 	return 0;
 }
 
-unsigned ps_rules_lifetime(const struct ps_rules *rs, const char *cache)
+unsigned ps_rules_lifetime(const struct ps_rules *rs, const char *cache, const char *site)
 {
-	for (size_t i = 0; cache && i < rs->nlife; i++)
-		if (!fnmatch(rs->life[i].pattern, cache, 0))
+	char b[256];
+
+	if (site)
+		base_sym(site, b, sizeof(b));
+	for (size_t i = 0; i < rs->nlife; i++) {
+		const char *v = rs->life[i].site ? (site ? b : NULL) : cache;
+
+		if (v && !fnmatch(rs->life[i].pattern, v, 0))
 			return rs->life[i].secs;
+	}
 	return 0;
 }
 
@@ -121,13 +132,14 @@ int ps_rules_parse(struct ps_rules **out, const char *name, const char *text, ch
 		if (!strcmp(tok[0], "lifetime")) {
 			unsigned secs;
 
-			if (nt != 3 || ps_parse_uint(tok[2], 1, 86400, &secs)) {
-				snprintf(err, errlen, "%s:%u: expected 'lifetime CACHE SECONDS' "
-					 "(SECONDS 1..86400)", name, line);
+			if (nt != 4 || (strcmp(tok[1], "cache") && strcmp(tok[1], "site")) ||
+			    ps_parse_uint(tok[3], 1, 86400, &secs)) {
+				snprintf(err, errlen, "%s:%u: expected 'lifetime cache|site PATTERN "
+					 "SECONDS' (SECONDS 1..86400)", name, line);
 				rc = -PS_ERR__SYNTAX;
 				goto out_err;
 			}
-			rc = add_lifetime(rs, tok[1], secs, line);
+			rc = add_lifetime(rs, !strcmp(tok[1], "site"), tok[2], secs, line);
 		} else if (!strcmp(tok[0], "generic")) {
 			if (nt != 2) {
 				snprintf(err, errlen, "%s:%u: expected 'generic PATTERN'", name, line);

@@ -5,6 +5,7 @@
  * out on frees nothing traced.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,8 +48,8 @@ static int64_t cum_at(const struct ps_series *s, uint32_t i)
  * Bytes the traced events of a cache added over the window, from the recorder's exact class
  * counters (class.<cache>.alloc_bytes / .free_bytes, cumulative); false when the trace has none.
  */
-static bool class_growth(const struct ps_run *r, const char *cache, uint32_t from, uint32_t to,
-			 int64_t *growth)
+bool ps_class_growth(const struct ps_run *r, const char *cache, uint32_t from, uint32_t to,
+		     int64_t *growth)
 {
 	const struct ps_series *a, *f;
 	char name[192];
@@ -106,7 +107,7 @@ void ps_slab_checks(struct ps_report *rep)
 		if (tracked > 0) {
 			int64_t cg = tracked, untraced;
 
-			class_growth(r, ss[i]->cache, rep->from, rep->to, &cg);
+			ps_class_growth(r, ss[i]->cache, rep->from, rep->to, &cg);
 			untraced = cg - w->slab.slab_growth;
 			w->slab.confirm = untraced <= 0 ? 1.0 : untraced >= tracked ? 0.0 :
 					  1.0 - (double)untraced / (double)tracked;
@@ -121,63 +122,121 @@ out:
 	free(sum);
 }
 
+/* The order of a page tag ("order-N"), -1 when not one. */
+static int tag_order(const struct ps_tag *t)
+{
+	unsigned o;
+
+	if (strcmp(t->kind, PS_KIND_PAGE) || !t->name || sscanf(t->name, "order-%u", &o) != 1 ||
+	    o >= PS_FAC_ORDERS)
+		return -1;
+	return (int)o;
+}
+
+/* A cumulative class counter's increase from interval from to k; false when absent. */
+static bool class_delta(const struct ps_run *r, const char *cls, const char *field, uint32_t from,
+			uint32_t k, int64_t *d)
+{
+	char name[192];
+	const struct ps_series *c;
+
+	snprintf(name, sizeof(name), PS_CTR_CLASS_FMT, cls, field);
+	c = ps_run_counter(r, name);
+	if (!c)
+		return false;
+	*d = cum_at(c, k) - cum_at(c, from);
+	return true;
+}
+
 /*
- * The correction is per interval, so that the corrected series keeps its shape: at each k the
- * tags of a cache grew T(k) since the window start, the traced events added C(k) to the cache
- * (class counters; T(k) without them) and slabinfo shows S(k). C(k) - S(k) left the cache on
- * paths nothing traced; taken out of T(k), the tags keep the share 1 - (C - S) / T of their
- * growth, 0..1. Frees of objects older than the recording are in C, so they are not mistaken
- * for untraced frees.
+ * Pages allocated since interval from and still allocated at k, from the exact class counters of
+ * one order: allocated minus freed, frees of pages older than the window not counted. False
+ * without class counters.
+ */
+static bool order_retained(const struct ps_run *r, int order, uint32_t from, uint32_t k,
+			   int64_t *out)
+{
+	char cls[32];
+	int64_t a, f, pre;
+
+	snprintf(cls, sizeof(cls), "page-order-%d", order);
+	if (!class_delta(r, cls, PS_CTR_CLASS_ALLOC_BYTES, from, k, &a) ||
+	    !class_delta(r, cls, PS_CTR_CLASS_FREE_BYTES, from, k, &f) ||
+	    !class_delta(r, cls, PS_CTR_CLASS_PRE_FREE_BYTES, from, k, &pre))
+		return false;
+	*out = a - (f - pre);
+	return true;
+}
+
+/*
+ * The correction is per interval, so that the corrected series keeps its shape. Slab caches: at
+ * each k the tags of a cache grew T(k) since the window start, the traced events added C(k) to
+ * the cache (class counters; T(k) without them) and slabinfo shows S(k). C(k) - S(k) left the
+ * cache on paths nothing traced; taken out of T(k), the tags keep the share 1 - (C - S) / T of
+ * their growth, 0..1. Frees of objects older than the recording are in C, so they are not
+ * mistaken for untraced frees.
+ *
+ * Page orders: every page free is traced, but page tags are sampled, and one sampled order-3
+ * page stands for the rate times 32 KiB. The exact counters of the order say how many bytes
+ * allocated since the window start are still allocated, E(k); page tags of the order that
+ * together grew T(k) > E(k) keep the share E / T.
  */
 int ps_untraced_correct(struct ps_report *rep)
 {
 	const struct ps_run *r = rep->run;
 	uint32_t nint = r->nintervals;
+	size_t nfac = r->nslab + PS_FAC_ORDERS;
 	int64_t *t;
 
 	for (size_t i = 0; i < rep->nrows; i++) {
-		const struct ps_slab_series *ss = tag_slab(r, &rep->rows[i].ts->tag);
+		struct ps_report_row *w = &rep->rows[i];
+		const struct ps_slab_series *ss = tag_slab(r, &w->ts->tag);
+		int o = tag_order(&w->ts->tag);
 
-		rep->rows[i].slab_idx = ss ? (int32_t)(ss - r->slab) : -1;
-		rep->rows[i].adj_growth = rep->rows[i].g.growth;
+		w->fac_idx = ss ? (int32_t)(ss - r->slab) : o >= 0 ? (int32_t)(r->nslab + o) : -1;
+		w->adj_growth = w->g.growth;
 	}
-	if (!r->nslab)
-		return 0;
-	rep->slab_fac = malloc((size_t)r->nslab * nint * sizeof(*rep->slab_fac));
-	t = calloc((size_t)r->nslab * nint, sizeof(*t));
-	if (!rep->slab_fac || !t) {
+	rep->fac = malloc(nfac * nint * sizeof(*rep->fac));
+	t = calloc(nfac * nint, sizeof(*t));
+	if (!rep->fac || !t) {
 		free(t);
-		free(rep->slab_fac);
-		rep->slab_fac = NULL;
+		free(rep->fac);
+		rep->fac = NULL;
 		return -ENOMEM;
 	}
-	for (size_t c = 0; c < (size_t)r->nslab * nint; c++)
-		rep->slab_fac[c] = 1.0;
+	for (size_t c = 0; c < nfac * nint; c++)
+		rep->fac[c] = 1.0;
 	for (size_t i = 0; i < rep->nrows; i++) {
 		const struct ps_report_row *w = &rep->rows[i];
 		int64_t base = w->ts->s[rep->from].live_bytes;
 
-		if (w->slab_idx < 0)
+		if (w->fac_idx < 0)
 			continue;
 		for (uint32_t k = rep->from; k <= rep->to; k++)
-			t[(size_t)w->slab_idx * nint + k] += w->ts->s[k].live_bytes - base;
+			t[(size_t)w->fac_idx * nint + k] += w->ts->s[k].live_bytes - base;
 	}
-	for (size_t c = 0; c < r->nslab; c++) {
-		const struct ps_slab_series *ss = &r->slab[c];
-		int64_t a = ss->active_objs[rep->from];
+	for (size_t c = 0; c < nfac; c++) {
+		const struct ps_slab_series *ss = c < r->nslab ? &r->slab[c] : NULL;
+		int64_t a = ss ? ss->active_objs[rep->from] : 0;
 
-		if (a < 0)
+		if (ss && a < 0)
 			continue;
 		for (uint32_t k = rep->from + 1; k <= rep->to; k++) {
-			int64_t tk = t[c * nint + k], ck = tk, sk, u;
+			int64_t tk = t[c * nint + k], ck = tk, kept;
 
-			if (tk <= 0 || ss->active_objs[k] < 0)
+			if (tk <= 0)
 				continue;
-			sk = (ss->active_objs[k] - a) * (int64_t)ss->objsize;
-			class_growth(r, ss->cache, rep->from, k, &ck);
-			u = ck - sk;
-			if (u > 0)
-				rep->slab_fac[c * nint + k] = u >= tk ? 0.0 : 1.0 - (double)u / (double)tk;
+			if (ss) {
+				if (ss->active_objs[k] < 0)
+					continue;
+				ps_class_growth(r, ss->cache, rep->from, k, &ck);
+				/* kept = T - (C - S) */
+				kept = tk - (ck - (ss->active_objs[k] - a) * (int64_t)ss->objsize);
+			} else if (!order_retained(r, (int)(c - r->nslab), rep->from, k, &kept)) {
+				break;
+			}
+			if (kept < tk)
+				rep->fac[c * nint + k] = kept <= 0 ? 0.0 : (double)kept / (double)tk;
 		}
 	}
 	free(t);
@@ -196,8 +255,8 @@ int64_t ps_row_live(const struct ps_report *rep, const struct ps_report_row *w, 
 	int64_t base = w->ts->s[rep->from].live_bytes, v = w->ts->s[k].live_bytes;
 	double f;
 
-	if (!rep->slab_fac || w->slab_idx < 0 || v <= base)
+	if (!rep->fac || w->fac_idx < 0 || v <= base)
 		return v;
-	f = rep->slab_fac[(size_t)w->slab_idx * rep->run->nintervals + k];
+	f = rep->fac[(size_t)w->fac_idx * rep->run->nintervals + k];
 	return base + (int64_t)((double)(v - base) * f);
 }

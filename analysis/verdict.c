@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,7 +27,7 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	struct ps_trend tr;
 	struct ps_segments sg;
 	size_t side;
-	double secs, top;
+	double secs, top, jump = 0;
 	bool rising, steady;
 	int e;
 
@@ -38,9 +39,14 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	}
 	out->growth = (int64_t)(y[n - 1] - y[0]);
 	top = y[0];
-	for (size_t i = 1; i < n; i++)
+	for (size_t i = 1; i < n; i++) {
 		if (y[i] > top)
 			top = y[i];
+		if (top - y[i] > (double)out->drawdown)
+			out->drawdown = (int64_t)(top - y[i]);
+		if (y[i] - y[i - 1] > jump)
+			jump = y[i] - y[i - 1];
+	}
 	out->peak = (int64_t)(top - y[0]);
 	secs = t[n - 1] - t[0];
 	e = ps_trend_fit(t, y, n, &tr);
@@ -74,9 +80,14 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	if (!steady) {
 		out->state = PS_V_PLATEAU;
 		out->why = "grew, then stopped";
-	} else if (tr.p_up >= PS_V_P_LEAK) {
+	} else if (tr.p_up >= PS_V_P_LEAK_MONOTONE ||
+		   (tr.p_up >= PS_V_P_LEAK &&
+		    (double)out->drawdown > PS_V_MAX_DRAWDOWN * (double)out->growth)) {
 		out->state = PS_V_GROWING;
 		out->why = "the trend is not clear enough";
+	} else if (jump > PS_V_MAX_JUMP * (double)out->peak) {
+		out->state = PS_V_GROWING;
+		out->why = "most of it came at once";
 	} else if (n < PS_V_MIN_POINTS || secs < PS_V_MIN_SECS) {
 		out->state = PS_V_GROWING;
 		out->why = "the window is too short";
@@ -91,11 +102,11 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 
 /* --- the counters that hold each kind of memory ------------------------------------------ */
 
-enum home { H_NONE, H_SUNRECLAIM, H_SRECLAIMABLE, H_PERCPU, H_SOCK, H_VMALLOC, H_KSTACK,
+enum home { H_NONE, H_SLABINFO, H_PAGES, H_SUNRECLAIM, H_SRECLAIMABLE, H_PERCPU, H_SOCK, H_VMALLOC, H_KSTACK,
 	    H_PAGETABLES, H_ANON, H_CACHED, H_NONPAGED, H_PAGED, H__N };
 
 static const char *const home_names[H__N] = {
-	[H_SUNRECLAIM] = PS_SYS_SUNRECLAIM, [H_SRECLAIMABLE] = PS_SYS_SRECLAIMABLE,
+	[H_SLABINFO] = "/proc/slabinfo", [H_PAGES] = "the page allocator", [H_SUNRECLAIM] = PS_SYS_SUNRECLAIM, [H_SRECLAIMABLE] = PS_SYS_SRECLAIMABLE,
 	[H_PERCPU] = "Percpu", [H_SOCK] = "socket memory", [H_VMALLOC] = "VmallocUsed",
 	[H_KSTACK] = "KernelStack", [H_PAGETABLES] = "PageTables", [H_ANON] = "AnonPages",
 	[H_CACHED] = "Cached", [H_NONPAGED] = PS_SYS_NONPAGED, [H_PAGED] = PS_SYS_PAGED,
@@ -106,21 +117,46 @@ static bool sym_is(const char *sym, const char *prefix)
 	return sym && !strncmp(sym, prefix, strlen(prefix));
 }
 
+/* The order of a page tag ("order-N"), -1 when not one. */
+static int page_order(const struct ps_tag *t)
+{
+	unsigned o;
+
+	if (!t->name || sscanf(t->name, "order-%u", &o) != 1 || o >= PS_FAC_ORDERS)
+		return -1;
+	return (int)o;
+}
+
 /*
  * The system counter a row's memory is counted in. Slab objects and large kmalloc (charged to
  * the slab counters since 5.9) are in S(Un)Reclaim; network pages are charged to their sockets.
  */
-static enum home row_home(const struct ps_report_row *w)
+static enum home row_home(const struct ps_report *rep, const struct ps_report_row *w)
 {
 	const struct ps_tag *t = &w->ts->tag;
 	const char *site = t->site_sym;
 
 	if (!strcmp(t->kind, PS_KIND_POOL))
 		return !strcmp(w->domain, PS_DOMAIN_KERNEL) ? H_NONPAGED : H_PAGED;
+	/*
+	 * A slab or kmalloc row with a slabinfo line keeps only the growth its own cache shows
+	 * (ps_untraced_correct): that cache is its ground truth, and it is not moved by what
+	 * the rest of the system allocates or frees, as SUnreclaim is on a busy machine.
+	 */
+	if ((!strcmp(t->kind, PS_KIND_SLAB) || !strcmp(t->kind, PS_KIND_KMALLOC)) &&
+	    w->fac_idx >= 0 && w->fac_idx < (int32_t)rep->run->nslab && rep->fac)
+		return H_SLABINFO;
 	if (!strcmp(t->kind, PS_KIND_SLAB) || !strcmp(t->kind, PS_KIND_KMALLOC))
 		return !strcmp(w->domain, PS_DOMAIN_RECLAIMABLE) ? H_SRECLAIMABLE : H_SUNRECLAIM;
 	if (!strcmp(t->kind, PS_KIND_PERCPU))
 		return H_PERCPU;
+	/*
+	 * Page frees are all traced, so what can make a page tag grow that did not is sampling:
+	 * the exact counters of its order say whether that many pages stayed allocated.
+	 */
+	if (!strcmp(t->kind, PS_KIND_PAGE) && page_order(t) >= 0 &&
+	    ps_run_counter(rep->run, "class.page-order-0.alloc_bytes"))
+		return H_PAGES;
 	if (!strcmp(w->domain, PS_DOMAIN_RECLAIMABLE))
 		return H_CACHED;
 	if (!strcmp(w->domain, PS_DOMAIN_USER))
@@ -143,6 +179,8 @@ static int64_t home_value(const struct ps_run *r, enum home h, uint32_t k)
 	const struct ps_series *s;
 	int64_t sum = 0;
 
+	if (h == H_SLABINFO)
+		return -1;
 	if (h != H_SOCK) {
 		s = h == H_NONE ? NULL : ps_run_sys(r, home_names[h]);
 		return s ? s->v[k] : -1;
@@ -232,35 +270,62 @@ static int path_index(struct ps_verdict *v, const char *name)
 	return (int)v->npaths++;
 }
 
-/* The state of one summed series (index p; npaths: the domain) and its confirmation. */
+/*
+ * The state of one summed series (index p; npaths: the domain) and its confirmation: at least
+ * PS_V_CONFIRM_SHARE of its growth must be shown by the counters that hold it. Slab rows are
+ * confirmed by their caches already; each other counter confirms its rows' growth when it grew
+ * at least half as much with a rising trend.
+ */
 static int state_of(struct ps_verdict *v, const struct ps_report *rep, struct work *wk, size_t p,
 		    struct ps_vstat *st, const char **by)
 {
 	const struct ps_run *r = rep->run;
 	size_t n = rep->to - rep->from + 1;
+	int64_t total = 0, shown = 0, most = 0;
 	enum home best = H_NONE;
-	int64_t cg;
-	bool ok = false;
+	bool counted = false, confirmed;
 	int e;
 
 	for (size_t i = 0; i < n; i++) {
 		wk->t[i] = r->intervals[rep->from + i].t_ns / 1e9;
 		wk->y[i] = (double)wk->sum[p * n + i];
 	}
-	for (int h = 1; h < H__N; h++)
-		if (wk->home[p][h] > wk->home[p][best])
-			best = (enum home)h;
 	*by = NULL;
-	e = confirm_home(rep, best, wk->home[p][best], wk->ct, wk->cy, &ok, &cg);
-	if (e)
-		return e;
-	if (ok)
+	for (int h = 1; h < H__N; h++) {
+		int64_t g = wk->home[p][h], cg = 0;
+		bool ok = h == H_SLABINFO;
+
+		if (g <= 0)
+			continue;
+		total += g;
+		if (h == H_PAGES) {
+			/* capped by the exact counters of their orders already */
+			ok = true;
+			counted = true;
+		} else if (!ok) {
+			e = confirm_home(rep, (enum home)h, g, wk->ct, wk->cy, &ok, &cg);
+			if (e)
+				return e;
+			counted |= home_value(r, (enum home)h, rep->from) >= 0;
+		} else {
+			counted = true;
+		}
+		if (ok) {
+			shown += g;
+			if (g > most) {
+				most = g;
+				best = (enum home)h;
+			}
+		}
+		if (p == v->npaths && ok && (enum home)h == best)
+			v->confirm_growth = h == H_SLABINFO ? g : cg;
+	}
+	confirmed = total > 0 && (double)shown >= PS_V_CONFIRM_SHARE * (double)total;
+	if (best && confirmed)
 		*by = home_names[best];
-	if (p == v->npaths)
-		v->confirm_growth = cg;
-	e = ps_vstat_series(wk->t, wk->y, n, v->min_rate, ok, st);
-	if (!e && st->state == PS_V_GROWING && !ok && st->why && !strcmp(st->why,
-	    "no counter confirms it") && best == H_NONE)
+	e = ps_vstat_series(wk->t, wk->y, n, v->min_rate, confirmed, st);
+	if (!e && st->state == PS_V_GROWING && !counted && st->why &&
+	    !strcmp(st->why, "no counter confirms it"))
 		st->why = "no counter holds this memory";
 	return e;
 }
@@ -408,8 +473,8 @@ int ps_verdict_build(struct ps_verdict *v, const struct ps_report *rep, const ch
 			wk.sum[p * n + k] += d;
 			wk.sum[np * n + k] += d;
 		}
-		wk.home[p][row_home(w)] += w->adj_growth;
-		wk.home[np][row_home(w)] += w->adj_growth;
+		wk.home[p][row_home(rep, w)] += w->adj_growth;
+		wk.home[np][row_home(rep, w)] += w->adj_growth;
 		if (w->adj_growth > v->paths[p].top_growth) {
 			v->paths[p].top_growth = w->adj_growth;
 			v->paths[p].top = w;

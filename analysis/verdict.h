@@ -6,7 +6,8 @@
  *
  * One series (a path's or the domain's live bytes, frees on untraced paths taken out, caches
  * with a bounded object lifetime left out while the window is shorter than it) gets a state:
- *   leak     grows steadily to the end: Mann-Kendall p < PS_V_P_LEAK, Theil-Sen rate and
+ *   leak     grows steadily to the end: Mann-Kendall p < PS_V_P_LEAK (PS_V_P_LEAK_MONOTONE
+ *            when it never gave back much of its growth), Theil-Sen rate and
  *            growth above the floors, the last piece of a two-piece fit still rising at least
  *            half as fast, long enough, and the counter that holds this memory (SUnreclaim,
  *            socket memory, NonPagedPool, ...) grew at least half as much with a rising trend
@@ -26,11 +27,31 @@
 enum ps_vstate { PS_V_STABLE, PS_V_PLATEAU, PS_V_GROWING, PS_V_LEAK };
 
 /* Floors and levels (docs/analysis.md, "The verdict"). */
-#define PS_V_MIN_RATE		(8.0 * 1024)	/* bytes/s: half of 1 MiB/min */
-#define PS_V_MIN_GROWTH		(256 * 1024)	/* bytes over the window */
+/*
+ * The smallest leak poolscope promises to call is 1 MiB/min over a 30 s recording: 17.5 KiB/s
+ * and 512 KiB. The floors are 70% of that, room for the noise of a busy machine around a leak
+ * of exactly that size, and above the bounded drifts of a healthy one (regions of a DAMON
+ * monitor, per-CPU caches filling).
+ */
+#define PS_V_MIN_RATE		(12.0 * 1024)	/* bytes/s */
+#define PS_V_MIN_GROWTH		(360 * 1024)	/* bytes over the window */
 #define PS_V_MIN_PER_IO		0.1		/* bytes per IO, with workload rows */
 #define PS_V_P_LEAK		0.001
+/*
+ * A leak accumulates: it may pause, but it gives little back. A series that never fell by more
+ * than PS_V_MAX_DRAWDOWN of its growth from an earlier peak needs only p < PS_V_P_LEAK_MONOTONE:
+ * the autocorrelation correction makes bursty leaks (a burst, a pause, a burst) look like noise,
+ * while a random walk gives back about as much as it gains.
+ */
+#define PS_V_P_LEAK_MONOTONE	0.01
+#define PS_V_MAX_DRAWDOWN	0.25
 #define PS_V_P_GROWING		0.05
+/*
+ * A leak keeps allocating; an event (a program loading its maps, a cache filling on first use)
+ * allocates once. Growth of which one interval brought more than this share is an event, even
+ * when it comes last and nothing shows yet whether it stops.
+ */
+#define PS_V_MAX_JUMP		0.5
 #define PS_V_MIN_POINTS		10
 #define PS_V_MIN_SECS		20.0
 #define PS_V_CONFIRM_SHARE	0.5		/* of the growth, shown by the counter */
@@ -42,6 +63,7 @@ struct ps_vstat {
 	enum ps_vstate state;
 	int64_t growth;		/* end - start */
 	int64_t peak;		/* max - start */
+	int64_t drawdown;	/* largest fall from an earlier maximum */
 	double rate;		/* Theil-Sen, bytes/s */
 	double late_rate;	/* slope after the break of the two-piece fit (rate when none) */
 	double p;		/* Mann-Kendall one-sided p of "rises" (1 when not computed) */

@@ -151,8 +151,7 @@ static int cmd_diff(int argc, char **argv)
 	if (!shown)
 		printf("(none)\n");
 	if (unconfirmed)
-		printf("? /proc/slabinfo did not grow with these tags: their frees went untraced "
-		       "(kfree_rcu/bulk)\n");
+		printf("? /proc/slabinfo grew less: frees on untraced paths taken out of B\n");
 	printf("\nper path, A then B:\n");
 	ps_report_print_paths(stdout, &va, PS_FMT_TEXT);
 	ps_report_print_paths(stdout, &vb, PS_FMT_TEXT);
