@@ -85,8 +85,8 @@ static void json_vstat(FILE *f, const struct ps_vstat *st)
 {
 	fprintf(f, "\"state\":\"%s\",\"growth_bytes\":%" PRId64 ",\"peak_bytes\":%" PRId64
 		",\"drawdown_bytes\":%" PRId64 ",\"rate_bps\":%.3f,\"late_rate_bps\":%.3f,"
-		"\"p_value\":%.6f,\"why\":", ps_vstate_name(st->state), st->growth, st->peak,
-		st->drawdown, st->rate, st->late_rate, st->p);
+		"\"p_value\":%.6f,\"p_signs\":%.6f,\"why\":", ps_vstate_name(st->state), st->growth,
+		st->peak, st->drawdown, st->rate, st->late_rate, st->p, st->p_signs);
 	json_str(f, st->why);
 }
 

@@ -21,6 +21,19 @@ const char *ps_vstate_name(enum ps_vstate s)
 	return s <= PS_V_LEAK ? n[s] : "stable";
 }
 
+/* P(X >= k) for X ~ Binomial(m, 1/2): the sign test of k rises among m changes; 1 for m = 0. */
+static double binom_upper(unsigned k, unsigned m)
+{
+	double p = 0, term = pow(0.5, m);	/* C(m, 0) / 2^m */
+
+	for (unsigned i = 0; i <= m; i++) {
+		if (i >= k)
+			p += term;
+		term = term * (double)(m - i) / (double)(i + 1);
+	}
+	return m ? (p > 1 ? 1 : p) : 1;
+}
+
 int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate, bool confirmed,
 		    struct ps_vstat *out)
 {
@@ -28,11 +41,13 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	struct ps_segments sg;
 	size_t side;
 	double secs, top, jump = 0;
+	unsigned ups = 0, downs = 0;
 	bool rising, steady;
 	int e;
 
 	memset(out, 0, sizeof(*out));
 	out->p = 1;
+	out->p_signs = 1;
 	if (n < 3) {
 		out->why = "too few intervals";
 		return 0;
@@ -46,7 +61,10 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 			out->drawdown = (int64_t)(top - y[i]);
 		if (y[i] - y[i - 1] > jump)
 			jump = y[i] - y[i - 1];
+		ups += y[i] > y[i - 1];
+		downs += y[i] < y[i - 1];
 	}
+	out->p_signs = binom_upper(ups, ups + downs);
 	out->peak = (int64_t)(top - y[0]);
 	secs = t[n - 1] - t[0];
 	e = ps_trend_fit(t, y, n, &tr);
@@ -84,13 +102,16 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 		   (tr.p_up >= PS_V_P_LEAK &&
 		    (double)out->drawdown > PS_V_MAX_DRAWDOWN * (double)out->growth)) {
 		out->state = PS_V_GROWING;
-		out->why = "the trend is not clear enough";
+		out->why = "trend not clear";
+	} else if (out->p_signs >= PS_V_P_SIGNS) {
+		out->state = PS_V_GROWING;
+		out->why = "rises and falls alike";
 	} else if (jump > PS_V_MAX_JUMP * (double)out->peak) {
 		out->state = PS_V_GROWING;
 		out->why = "most of it came at once";
 	} else if (n < PS_V_MIN_POINTS || secs < PS_V_MIN_SECS) {
 		out->state = PS_V_GROWING;
-		out->why = "the window is too short";
+		out->why = "window too short";
 	} else if (!confirmed) {
 		out->state = PS_V_GROWING;
 		out->why = "no counter confirms it";
@@ -326,7 +347,7 @@ static int state_of(struct ps_verdict *v, const struct ps_report *rep, struct wo
 	e = ps_vstat_series(wk->t, wk->y, n, v->min_rate, confirmed, st);
 	if (!e && st->state == PS_V_GROWING && !counted && st->why &&
 	    !strcmp(st->why, "no counter confirms it"))
-		st->why = "no counter holds this memory";
+		st->why = "no counter for it";
 	return e;
 }
 
@@ -551,7 +572,7 @@ const char *ps_row_trend(const struct ps_report *rep, const struct ps_report_row
 	}
 	free(t);
 	free(y);
-	if (st.state == PS_V_GROWING && st.why && !strcmp(st.why, "the window is too short"))
+	if (st.state == PS_V_GROWING && st.why && !strcmp(st.why, "window too short"))
 		return "rising";
 	return words[st.state];
 }
