@@ -63,8 +63,12 @@ static void text_row(FILE *f, const struct ps_report_row *w, const char *cls, co
 
 		ps_fmt_bytes(sg, sizeof(sg), (double)w->g.growth, true);
 		ps_fmt_bytes(tg, sizeof(tg), (double)(w->g.growth - w->adj_growth), false);
-		snprintf(lb, sizeof(lb), "  tracked %s, %s of it freed untraced (slabinfo %s)", sg,
-			 tg, w->slab.cache ? w->slab.cache : "?");
+		if (w->slab.cache)
+			snprintf(lb, sizeof(lb), "  tracked %s, %s of it freed untraced (slabinfo %s)",
+				 sg, tg, w->slab.cache);
+		else
+			snprintf(lb, sizeof(lb), "  tracked %s, %s of it sampling excess (%s counters)",
+				 sg, tg, w->ts->tag.name);
 		put_line79(f, lb);
 	}
 }

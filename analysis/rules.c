@@ -396,6 +396,9 @@ void ps_attribute(const struct ps_rules *rs, const struct ps_run *r,
 			if (f == PS_RF_CACHE && !val)
 				val = t->name;
 			c = match(rs, f, val, t->site_module, &line);
+			/* the call site is the innermost frame of every stack: frame rules know it */
+			if (!c && f == PS_RF_SITE)
+				c = match(rs, PS_RF_FRAME, val, t->site_module, &line);
 			if (c) {
 				ps_strlcpy(a->cls, c, sizeof(a->cls));
 				snprintf(a->evidence, sizeof(a->evidence), "%s %s (rule %u)",
