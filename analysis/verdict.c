@@ -85,8 +85,8 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	rising = tr.p_up < PS_V_P_GROWING && tr.slope >= min_rate &&
 		 (double)out->growth >= PS_V_MIN_GROWTH;
 	if (!rising) {
-		if ((double)out->peak >= PS_V_MIN_GROWTH && out->late_rate < min_rate &&
-		    (out->growth <= 0 || out->late_rate < 0.5 * tr.slope || tr.slope < min_rate)) {
+		/* grew by the floor at some point, without a trend to the end */
+		if ((double)out->peak >= PS_V_MIN_GROWTH) {
 			out->state = PS_V_PLATEAU;
 			out->why = "grew, then stopped";
 		} else {
@@ -513,7 +513,7 @@ int ps_verdict_build(struct ps_verdict *v, const struct ps_report *rep, const ch
 	for (size_t p = 0; p < np; p++) {
 		const struct ps_vpath *pp = &v->paths[p];
 
-		if (pp->st.state < PS_V_GROWING)
+		if (pp->st.state < PS_V_PLATEAU)
 			continue;
 		if (!best || pp->st.state > best->st.state ||
 		    (pp->st.state == best->st.state && pp->st.growth > best->st.growth))
