@@ -29,8 +29,9 @@ static void put_line79(FILE *f, char *lb)
 	fprintf(f, "%s\n", lb);
 }
 
-static void text_row(FILE *f, const struct ps_report_row *w, const char *cls, const char *b1,
-		     const char *b2, const char *b3, const char *trend)
+static void text_row(FILE *f, const struct ps_report *rep, const struct ps_report_row *w,
+		     const char *cls, const char *b1, const char *b2, const char *b3,
+		     const char *trend)
 {
 	char lb[256];
 
@@ -56,6 +57,11 @@ static void text_row(FILE *f, const struct ps_report_row *w, const char *cls, co
 	fprintf(f, "%s, conf %.2f\n", lb, w->a.confidence);
 	if (w->a.split[0]) {
 		snprintf(lb, sizeof(lb), "  by stack: %s", w->a.split);
+		put_line79(f, lb);
+	}
+	if (w->lifetime && rep->secs < 2.0 * w->lifetime) {
+		snprintf(lb, sizeof(lb), "  freed within %u s (lifetime rule): left out of %.0f s",
+			 w->lifetime, rep->secs);
 		put_line79(f, lb);
 	}
 	if (w->g.growth - w->adj_growth >= PS_UNTRACED_NOTE_MIN) {
@@ -195,7 +201,7 @@ static void rows_of(FILE *f, const struct ps_report *rep, const struct ps_verdic
 		if (md)
 			md_row(f, w, cls, b1, b2, b3, trend);
 		else
-			text_row(f, w, cls, b1, b2, b3, trend);
+			text_row(f, rep, w, cls, b1, b2, b3, trend);
 	}
 	if (!shown)
 		fprintf(f, "%s(none)\n", md ? "\n" : "  ");
