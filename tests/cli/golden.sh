@@ -59,6 +59,8 @@ golden report_linux_path.txt report linux.db --by path
 golden report_linux_path.json report linux.db --by path --format json
 golden report_linux_window.txt report linux.db --from 10s --to 20s
 golden report_linux_window.json report linux.db --from 10s --to 20s --format json
+golden report_linux_reclaimable.txt report linux.db --domain reclaimable
+golden report_linux_all.json report linux.db --domain all --format json
 golden report_local.txt report local.db
 golden report_windows.txt report windows.db
 golden report_windows.json report windows.db --format json
@@ -118,6 +120,11 @@ has report_linux.txt "LEAK on the file-services path: unreclaimable kernel memor
 # the local run: maple_node's tags rise 64 KiB/s, its cache not at all: every byte taken out
 has report_local.txt "STABLE: unreclaimable kernel memory does not grow" local-stable
 has report_local.txt "  tracked +1.81 MiB, 1.81 MiB of it freed untraced (slabinfo maple_node)" local-taken-out
+# --domain reclaimable: the page-cache line (256 KiB/s for 29 s) and dentry; no counter holds
+# page cache in the fixture (no Cached series), so it rises but is not confirmed
+has report_linux_reclaimable.txt "GROWING on the file-services path: reclaimable memory grows" reclaimable-verdict
+has report_linux_reclaimable.txt "RECLAIMABLE MEMORY (page cache, reclaimable slabs)" reclaimable-section
+has report_linux_all.json '"domain":"all"' all-domain
 # Windows: LSbf on srvnet, confirmed by NonPagedPool
 has report_windows.json '"verdict":{"state":"leak",' win-verdict-leak
 has report_windows.json '"path":"network/smb-transport","tag":"LSbf"' win-verdict-path
