@@ -61,6 +61,36 @@ TEST(rules_bad_arity)
 	ASSERT_ERR(ps_rules_parse(&rs, "y", "# only comments\n", err, sizeof(err)), "empty");
 }
 
+/* "lifetime cache|site PATTERN SECONDS": matched on the cache, or on the site without +off. */
+TEST(rules_lifetime)
+{
+	struct ps_rules *rs = NULL;
+	char err[256] = "";
+	static const char *const bad[] = {
+		"lifetime tw_sock_TCP 60\n",		/* the old two-field form */
+		"lifetime frame x 60\n",
+		"lifetime cache x 0\n",
+		"lifetime cache x 86401\n",
+		"lifetime cache x sixty\n",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		ASSERT_ERR(ps_rules_parse(&rs, "z", bad[i], err, sizeof(err)), bad[i]);
+		ASSERT_STRSTR(err, "z:1: expected 'lifetime cache|site PATTERN SECONDS'", bad[i]);
+	}
+	if (!ASSERT_OK(ps_rules_parse(&rs, "z", "network cache TCP\nlifetime cache tw_sock_TCP* 60\n"
+				      "lifetime site inet_bind2_bucket_create 61\n", err, sizeof(err)),
+		       err))
+		return;
+	ASSERT_EQ(ps_rules_lifetime(rs, "tw_sock_TCPv6", NULL), 60, "cache glob");
+	ASSERT_EQ(ps_rules_lifetime(rs, "kmalloc-128", "inet_bind2_bucket_create+0x2a"), 61,
+		  "site without its offset");
+	ASSERT_EQ(ps_rules_lifetime(rs, "TCP", "sk_prot_alloc+0x32"), 0, "neither");
+	ASSERT_EQ(ps_rules_lifetime(rs, "inet_bind2_bucket_create", NULL), 0,
+		  "a site rule does not match a cache");
+	ps_rules_free(rs);
+}
+
 TEST(least_squares_known_slope)
 {
 	double x[5] = { 1, 2, 3, 4, 5 }, y[5];
