@@ -13,8 +13,9 @@
 #include "analysis/analysis.h"
 #include "userspace/lib/util/util.h"
 
-static const char *const field_names[PS_RF__N] = { "frame", "site", "cache", "owner", "ctx" };
-static const double field_conf[PS_RF__N] = { 0.9, 0.8, 0.6, 0.5, 0.3 };
+static const char *const field_names[PS_RF__N] = { "frame", "site", "cache", "owner", "comm",
+						   "ctx" };
+static const double field_conf[PS_RF__N] = { 0.9, 0.8, 0.6, 0.5, 0.4, 0.3 };
 
 void ps_rules_free(struct ps_rules *rs)
 {
@@ -161,7 +162,7 @@ int ps_rules_parse(struct ps_rules **out, const char *name, const char *text, ch
 					break;
 			if (f == PS_RF__N) {
 				snprintf(err, errlen, "%s:%u: unknown field '%s' (expected frame, site, "
-					 "cache, owner or ctx)", name, line, tok[1]);
+					 "cache, owner, comm or ctx)", name, line, tok[1]);
 				rc = -PS_ERR__SYNTAX;
 				goto out_err;
 			}
@@ -315,6 +316,26 @@ static void frame_str(const struct ps_frame *fr, char *buf, size_t len)
 			 (unsigned long long)fr->off);
 }
 
+/*
+ * The task a tag's memory was allocated for: the comm the recorder split it by, else the comm
+ * of its heaviest sampled stack (the first task seen on it).
+ */
+static const char *tag_comm(const struct ps_run *r, const struct ps_tag *t)
+{
+	const char *c = NULL;
+	uint64_t most = 0;
+
+	if (t->comm)
+		return t->comm;
+	for (size_t i = 0; i < r->nstacks; i++)
+		if (r->stacks[i].tag_id == t->id && r->stacks[i].comm &&
+		    (!c || r->stacks[i].bytes > most)) {
+			most = r->stacks[i].bytes;
+			c = r->stacks[i].comm;
+		}
+	return c;
+}
+
 void ps_attribute(const struct ps_rules *rs, const struct ps_run *r,
 		  const struct ps_tag_series *ts, struct ps_attr *a)
 {
@@ -383,12 +404,12 @@ void ps_attribute(const struct ps_rules *rs, const struct ps_run *r,
 	}
 	{
 		static const enum ps_rule_field order[] = { PS_RF_SITE, PS_RF_CACHE, PS_RF_OWNER,
-							    PS_RF_CTX };
+							    PS_RF_COMM, PS_RF_CTX };
 		for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
 			enum ps_rule_field f = order[i];
 			const char *val = f == PS_RF_SITE ? t->site_sym : f == PS_RF_CACHE ? t->cache
 					: f == PS_RF_OWNER ? (t->owner ? t->owner : t->site_module)
-					: t->ctx;
+					: f == PS_RF_COMM ? tag_comm(r, t) : t->ctx;
 			const char *c;
 
 			if (f == PS_RF_SITE && ps_rules_is_generic(rs, val))
