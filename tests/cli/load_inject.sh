@@ -32,7 +32,7 @@ fails() {
 	fi
 }
 
-kinds="expected KIND[:N], KIND one of handle-leak"
+kinds="expected KIND[:N], KIND one of handle-leak, net-stall"
 range() { echo "expected $1:N, N the IOs between two faults, 1..1000000000"; }
 E="poolscope load: --inject"
 fails unknown 2 "$E 'bogus': $kinds" "$url" --inject bogus
@@ -41,23 +41,23 @@ fails prefix 2 "$E 'handle': $kinds" "$url" --inject handle
 fails case 2 "$E 'Handle-Leak': $kinds" "$url" --inject Handle-Leak
 fails zero 2 "$E 'handle-leak:0': $(range handle-leak)" "$url" --inject handle-leak:0
 fails no-number 2 "$E 'handle-leak:': $(range handle-leak)" "$url" --inject handle-leak:
-fails not-number 2 "$E 'handle-leak:x': $(range handle-leak)" "$url" --inject handle-leak:x
-fails negative 2 "$E 'handle-leak:-5': $(range handle-leak)" "$url" --inject handle-leak:-5
-fails plus 2 "$E 'handle-leak:+5': $(range handle-leak)" "$url" --inject handle-leak:+5
-fails trailing 2 "$E 'handle-leak:5k': $(range handle-leak)" "$url" --inject handle-leak:5k
+fails not-number 2 "$E 'net-stall:x': $(range net-stall)" "$url" --inject net-stall:x
+fails negative 2 "$E 'net-stall:-5': $(range net-stall)" "$url" --inject net-stall:-5
+fails plus 2 "$E 'net-stall:+5': $(range net-stall)" "$url" --inject net-stall:+5
+fails trailing 2 "$E 'net-stall:5k': $(range net-stall)" "$url" --inject net-stall:5k
 fails two-colons 2 "$E 'handle-leak:5:6': $(range handle-leak)" "$url" --inject handle-leak:5:6
 fails too-big 2 "$E 'handle-leak:1000000001': $(range handle-leak)" "$url" --inject handle-leak:1000000001
 fails overflow 2 "$E 'handle-leak:99999999999999999999': $(range handle-leak)" "$url" \
 	--inject handle-leak:99999999999999999999
 fails twice 2 "$E 'handle-leak:5': handle-leak is already on (give each fault once)" "$url" \
 	--inject handle-leak --inject handle-leak:5
-fails twice-other-order 2 "$E 'handle-leak': handle-leak is already on (give each fault once)" \
-	"$url" --inject handle-leak:9 --inject handle-leak
+fails twice-other-order 2 "$E 'net-stall': net-stall is already on (give each fault once)" \
+	"$url" --inject net-stall:9 --inject handle-leak --inject net-stall
 smbonly="only for smb:// targets (the fault is on the SMB server)"
 printf 'not touched\n' > "$d/local.bin"
 touch -d @1000000000 "$d/local.bin"
 fails local-handle-leak 2 "$E 'handle-leak': $smbonly" "$d/local.bin" --inject handle-leak
-fails local-every 2 "$E 'handle-leak': $smbonly" "$d/local.bin" --inject handle-leak:10
+fails local-net-stall 2 "$E 'net-stall': $smbonly" "$d/local.bin" --inject net-stall:10
 fails local-missing 2 "$E 'handle-leak': $smbonly" "$d/missing.bin" --inject handle-leak
 if [ "$(stat -c %X.%Y "$d/local.bin")" = 1000000000.1000000000 ]; then
 	echo "ok local-untouched"
@@ -69,22 +69,24 @@ fi
 # -h: the option and its kinds with their defaults, the ones a run uses
 help=$("$POOLSCOPE" load -h)
 hl=$(sed -n 's/^ *handle-leak  .*(N default \([0-9]*\))$/\1/p' <<< "$help")
-if grep -q -- '^ *--inject KIND\[:N\]$' <<< "$help" && [ -n "$hl" ]; then
+ns=$(sed -n 's/^ *net-stall  .*(N default \([0-9]*\))$/\1/p' <<< "$help")
+if grep -q -- '^ *--inject KIND\[:N\]$' <<< "$help" && [ -n "$hl" ] && [ -n "$ns" ]; then
 	echo "ok help"
 else
-	echo "FAIL help: 'poolscope load -h' does not describe --inject and its kinds"
+	echo "FAIL help: 'poolscope load -h' does not describe --inject and both kinds"
 	failed=1
 fi
 
 # the announcement comes first, with --quiet too, then the run's own error
 for q in "" --quiet; do
 	name=announce${q:+-quiet}
-	out=$("$POOLSCOPE" load "$url" --user u%p --timeout 2s $q --inject handle-leak 2>"$d/err")
+	out=$("$POOLSCOPE" load "$url" --user u%p --timeout 2s $q --inject net-stall \
+		--inject handle-leak 2>"$d/err")
 	rc=$?
 	first=$(head -1 "$d/err")
-	want="poolscope load: injecting faults: handle-leak (every ${hl:-?} IOs, "
+	want="poolscope load: injecting faults: net-stall (every ${ns:-?} IOs, "
 	if [ "$rc" = 1 ] && [ -z "$out" ] && [[ "$first" == "$want"* ]] &&
-	   [[ "$first" == *"held until load exits" ]] &&
+	   [[ "$first" == *"; handle-leak (every ${hl:-?} IOs, "*"held until load exits" ]] &&
 	   [ "$(wc -l < "$d/err")" = 2 ] && grep -q "connection refused" "$d/err"; then
 		echo "ok $name"
 	else

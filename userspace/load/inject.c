@@ -21,7 +21,7 @@
 
 #define SEC_NS		1000000000ull
 #define MAX_EVERY	1000000000ull
-#define STOP_GRACE_NS	(5 * SEC_NS)
+#define STOP_GRACE_NS	(15 * SEC_NS)	/* more than net-stall's drain takes at most */
 
 static const struct {
 	const char *name;
@@ -31,6 +31,8 @@ static const struct {
 } kinds[PS_INJECT_KINDS] = {
 	[PS_INJECT_HANDLE_LEAK] = { "handle-leak", 30, true,
 		"an open handle on the share left open" },
+	[PS_INJECT_NET_STALL] = { "net-stall", 30000, true,
+		"an SMB connection that never reads its responses" },
 };
 
 const char *ps_load_inject_name(enum ps_inject_kind kind)
@@ -54,7 +56,7 @@ int ps_load_inject_parse(struct ps_load_opts *o, const char *arg, char *err, siz
 		if (strlen(kinds[k].name) == n && !strncmp(arg, kinds[k].name, n))
 			break;
 	if (k == PS_INJECT_KINDS) {
-		snprintf(err, len, "expected KIND[:N], KIND one of handle-leak");
+		snprintf(err, len, "expected KIND[:N], KIND one of handle-leak, net-stall");
 		return -EINVAL;
 	}
 	every = kinds[k].every;
@@ -154,6 +156,8 @@ int ps_load_inject_start(const struct ps_load_opts *o, struct ps_load_ctl *ctl, 
 		switch (o->inject[i].kind) {
 		case PS_INJECT_HANDLE_LEAK:
 			_exit(ps_load_smb_leak_handles(o, ctl, f, o->inject[i].every));
+		case PS_INJECT_NET_STALL:
+			_exit(ps_load_net_stall(o, ctl, f, o->inject[i].every));
 		default:
 			_exit(1);
 		}
@@ -233,6 +237,7 @@ void ps_load_inject_stop(const struct ps_load_opts *o, struct ps_load_ctl *ctl, 
 	unsigned killed;
 
 	__atomic_store_n(&ctl->inject_go, PS_LOAD_GO_STOP, __ATOMIC_RELEASE);
+	/* net-stall reads its connections empty before it closes them (inject_net.c) */
 	killed = ps_load_reap(pids, o->ninject, STOP_GRACE_NS);
 	for (unsigned i = 0; i < o->ninject; i++)
 		if (o->inject[i].kind == PS_INJECT_HANDLE_LEAK && ctl->faults[i].files)
@@ -245,17 +250,31 @@ void ps_load_inject_stop(const struct ps_load_opts *o, struct ps_load_ctl *ctl, 
 			continue;	/* the run failed, or this fault never ran: one error line */
 		printf("inject: %s every=%llu ios=%llu", kinds[k].name,
 		       (unsigned long long)o->inject[i].every, (unsigned long long)f->ios);
-		printf(" handles=%llu failed=%llu conns=%llu files=%llu capped=%d\n",
-		       (unsigned long long)f->taken, (unsigned long long)f->failed,
-		       (unsigned long long)f->conns, (unsigned long long)f->files, f->capped != 0);
+		if (k == PS_INJECT_HANDLE_LEAK)
+			printf(" handles=%llu failed=%llu conns=%llu files=%llu",
+			       (unsigned long long)f->taken, (unsigned long long)f->failed,
+			       (unsigned long long)f->conns, (unsigned long long)f->files);
+		else
+			printf(" conns=%llu failed=%llu open=%llu sent=%llu",
+			       (unsigned long long)f->taken, (unsigned long long)f->failed,
+			       (unsigned long long)f->conns, (unsigned long long)f->sent);
+		printf(" capped=%d\n", f->capped != 0);
+		if (f->note[0])
+			fprintf(stderr, "poolscope load: --inject %s: %s\n", kinds[k].name, f->note);
 		if (f->capped)
 			fprintf(stderr, "poolscope load: --inject %s: stopped growing at its cap of "
-				"%llu handles (held until the end)\n", kinds[k].name,
-				(unsigned long long)f->capped);
+				"%llu %s (held until the end)\n", kinds[k].name,
+				(unsigned long long)f->capped,
+				k == PS_INJECT_HANDLE_LEAK ? "handles" : "connections");
 		if (f->failed)
 			fprintf(stderr, "poolscope load: --inject %s: %llu of %llu attempts failed "
 				"(first: %s)\n", kinds[k].name, (unsigned long long)f->failed,
 				(unsigned long long)(f->failed + f->taken), f->msg);
+		else if (k == PS_INJECT_NET_STALL && f->conns < f->taken)
+			fprintf(stderr, "poolscope load: --inject %s: the server ended %llu of the "
+				"%llu connections (first: %s)\n", kinds[k].name,
+				(unsigned long long)(f->taken - f->conns),
+				(unsigned long long)f->taken, f->msg);
 	}
 	if (killed)
 		fprintf(stderr, "poolscope load: --inject: %u fault process%s killed after %llu s\n",

@@ -43,6 +43,7 @@ enum ps_load_engine {
  */
 enum ps_inject_kind {
 	PS_INJECT_HANDLE_LEAK,		/* an SMB open of a file in the share, never closed */
+	PS_INJECT_NET_STALL,		/* an SMB connection whose answers are never read */
 	PS_INJECT_KINDS,
 };
 
@@ -94,12 +95,14 @@ struct ps_load_fault {
 	int state;			/* enum ps_slot_state, written by the fault process */
 	int err;			/* -errno when FAILED */
 	uint64_t ios;			/* workload IOs it has seen since it started */
-	uint64_t taken;			/* resources taken (handles opened) */
+	uint64_t taken;			/* resources taken (handles opened, connections made) */
 	uint64_t failed;		/* attempts that failed */
 	uint64_t conns;			/* SMB connections it holds (handle-leak: the handles' ones) */
+	uint64_t sent;			/* net-stall: requests written and never answered by a read */
 	uint64_t files;			/* handle-leak: files made for the handles (0: the target) */
 	uint64_t capped;		/* the cap it reached and stopped at (0: none) */
 	char msg[192];			/* why setup failed, or the first failure during the run */
+	char note[192];			/* how it runs when that is not as asked, for the end */
 } __attribute__((aligned(64)));
 
 struct ps_load_ctl {
@@ -164,7 +167,7 @@ unsigned ps_load_reap(pid_t *pids, unsigned n, uint64_t grace_ns);
 
 /*
  * --inject. Parsing: "KIND" or "KIND:N" into o->inject (a kind given twice is an error);
- * returns 0, or -EINVAL with what was expected in err. str: "handle-leak:30".
+ * returns 0, or -EINVAL with what was expected in err. str: "handle-leak:30,net-stall:30000".
  */
 int ps_load_inject_parse(struct ps_load_opts *o, const char *arg, char *err, size_t len);
 const char *ps_load_inject_name(enum ps_inject_kind kind);
@@ -190,6 +193,8 @@ bool ps_load_inject_running(const struct ps_load_ctl *ctl);
 int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 			     struct ps_load_fault *f, uint64_t every);
 int ps_load_smb_leak_cleanup(const struct ps_load_opts *o, char *msg, size_t len);
+int ps_load_net_stall(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
+		      struct ps_load_fault *f, uint64_t every);
 
 /* Runs the whole workload (all steps); prints per-second lines and the summary. */
 int ps_load_run(struct ps_load_opts *o);
