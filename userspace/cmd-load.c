@@ -45,6 +45,11 @@ static void usage(FILE *f)
 "      --direct         O_DIRECT (local)\n"
 "      --timeout T      SMB connect/IO timeout (default 10s)\n"
 "      --seed N         offset seed (default: from the clock)\n"
+"      --inject KIND[:N]\n"
+"                       a fault on the server every N IOs, held until load exits\n"
+"                       (smb:// only; may be repeated); KIND is one of\n"
+"                         handle-leak  a file handle never closed (N default 30)\n"
+"                         net-stall    a connection never read from (N default 30000)\n"
 "      --trace FILE     write per-second workload rows into a new trace FILE\n"
 "      --force          replace FILE\n"
 "      --quiet          no per-second lines\n"
@@ -61,7 +66,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_RANDOM = 256, OPT_SEQ, OPT_READ, OPT_WRITE, OPT_MIX, OPT_SWEEP, OPT_STEP, OPT_DIRECT,
-	OPT_TIMEOUT, OPT_SEED, OPT_TRACE, OPT_FORCE, OPT_QUIET,
+	OPT_TIMEOUT, OPT_SEED, OPT_TRACE, OPT_FORCE, OPT_QUIET, OPT_INJECT,
 };
 
 static int bad(const char *what, const char *val, const char *expected)
@@ -91,6 +96,7 @@ static int cmd_load(int argc, char **argv)
 		{ "direct", no_argument, NULL, OPT_DIRECT },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "inject", required_argument, NULL, OPT_INJECT },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "force", no_argument, NULL, OPT_FORCE },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
@@ -210,6 +216,12 @@ static int cmd_load(int argc, char **argv)
 			}
 			o->seed = u;
 			break;
+		case OPT_INJECT:
+			if (ps_load_inject_parse(o, optarg, err, sizeof(err))) {
+				rc = bad("--inject", optarg, err);
+				goto out;
+			}
+			break;
 		case OPT_TRACE: o->trace_path = optarg; break;
 		case OPT_FORCE: o->trace_force = true; break;
 		case OPT_QUIET: o->quiet = true; break;
@@ -248,6 +260,14 @@ static int cmd_load(int argc, char **argv)
 	} else if (strstr(o->target, "://")) {
 		rc = bad("target", o->target, "only smb:// URLs or local paths");
 		goto out;
+	}
+	for (unsigned i = 0; i < o->ninject && !o->smb; i++) {
+		if (ps_load_inject_smb_only(o->inject[i].kind)) {
+			snprintf(err, sizeof(err), "%s", ps_load_inject_name(o->inject[i].kind));
+			rc = bad("--inject", err, "only for smb:// targets (the fault is on the "
+				 "SMB server)");
+			goto out;
+		}
 	}
 	if (sweep) {
 		o->nsteps = ps_load_parse_sweep(sweep, o->steps, PS_LOAD_MAX_STEPS, err, sizeof(err));

@@ -18,7 +18,9 @@
 #define PS_LOAD_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "userspace/lib/workload/loadspec.h"
 #include "userspace/lib/workload/workload_shm.h"
@@ -33,6 +35,22 @@ enum ps_load_engine {
 #define PS_LOAD_MAX_QD		256
 #define PS_LOAD_MAX_WORKERS	64
 #define PS_LOAD_MAX_SLOTS	1024	/* processes: workers * qd for smb and pread */
+
+/*
+ * Faults injected beside the workload (--inject KIND[:N]): every N IOs of the whole workload,
+ * one more resource is taken on the server and held until load exits. Each runs in a process
+ * of its own, with its own connections, so the workload's slots run and count as without it.
+ */
+enum ps_inject_kind {
+	PS_INJECT_HANDLE_LEAK,		/* an SMB open of a file in the share, never closed */
+	PS_INJECT_NET_STALL,		/* an SMB connection whose answers are never read */
+	PS_INJECT_KINDS,
+};
+
+struct ps_load_inject {
+	enum ps_inject_kind kind;
+	uint64_t every;			/* IOs of the workload per resource taken */
+};
 
 struct ps_load_opts {
 	const char *target;		/* smb://host/share/path or a local path */
@@ -50,6 +68,8 @@ struct ps_load_opts {
 	const char *trace_path;
 	bool trace_force;
 	bool quiet;			/* no per-second lines */
+	unsigned ninject;
+	struct ps_load_inject inject[PS_INJECT_KINDS];
 };
 
 enum ps_slot_state {
@@ -70,13 +90,30 @@ struct ps_load_slot {
 #define PS_LOAD_GO_RUN	1
 #define PS_LOAD_GO_STOP	2
 
+/* One injected fault's process: its state and what it holds, read by the parent at the end. */
+struct ps_load_fault {
+	int state;			/* enum ps_slot_state, written by the fault process */
+	int err;			/* -errno when FAILED */
+	uint64_t ios;			/* workload IOs it has seen since it started */
+	uint64_t taken;			/* resources taken (handles opened, connections made) */
+	uint64_t failed;		/* attempts that failed */
+	uint64_t conns;			/* SMB connections it holds (handle-leak: the handles' ones) */
+	uint64_t sent;			/* net-stall: requests written and never answered by a read */
+	uint64_t files;			/* handle-leak: files made for the handles (0: the target) */
+	uint64_t capped;		/* the cap it reached and stopped at (0: none) */
+	char msg[192];			/* why setup failed, or the first failure during the run */
+	char note[192];			/* how it runs when that is not as asked, for the end */
+} __attribute__((aligned(64)));
+
 struct ps_load_ctl {
 	int go;				/* PS_LOAD_GO_* written by the parent */
+	int inject_go;			/* PS_LOAD_GO_* for the fault processes */
 	uint64_t interval_max_ns;	/* max latency since the parent last took it */
 	uint64_t file_size;		/* probe result */
 	struct ps_workload_shm *wl;	/* same address in every process (mapped before fork) */
 	unsigned nslots;
 	struct ps_load_slot slots[PS_LOAD_MAX_SLOTS];
+	struct ps_load_fault faults[PS_INJECT_KINDS];
 };
 
 /* Per-slot batch of completions, flushed to ctl->wl every few ms. */
@@ -123,6 +160,41 @@ int ps_load_smb_slot(const struct ps_load_job *j);
 int ps_load_pread_slot(const struct ps_load_job *j);
 int ps_load_uring_slot(const struct ps_load_job *j);
 bool ps_load_uring_available(void);
+
+/* Processes of the run: forked children die with the parent; reaping kills after grace_ns. */
+pid_t ps_load_fork(void);
+unsigned ps_load_reap(pid_t *pids, unsigned n, uint64_t grace_ns);
+
+/*
+ * --inject. Parsing: "KIND" or "KIND:N" into o->inject (a kind given twice is an error);
+ * returns 0, or -EINVAL with what was expected in err. str: "handle-leak:30,net-stall:30000".
+ */
+int ps_load_inject_parse(struct ps_load_opts *o, const char *arg, char *err, size_t len);
+const char *ps_load_inject_name(enum ps_inject_kind kind);
+bool ps_load_inject_smb_only(enum ps_inject_kind kind);
+char *ps_load_inject_str(const struct ps_load_opts *o, char *buf, size_t len);
+/*
+ * Lifecycle, in the parent: start forks one process per fault and waits until each has set
+ * itself up (connected, tried once) or says why not (msg); stop ends them, which releases what
+ * they hold, and prints one `inject:` line each.
+ */
+int ps_load_inject_start(const struct ps_load_opts *o, struct ps_load_ctl *ctl, pid_t *pids,
+			 const volatile sig_atomic_t *stop, char *msg, size_t len);
+void ps_load_inject_stop(const struct ps_load_opts *o, struct ps_load_ctl *ctl, pid_t *pids,
+			 bool report);
+void ps_load_inject_announce(const struct ps_load_opts *o);
+void ps_load_fault_fail(struct ps_load_fault *f, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* In a fault process: the resources due now (workload IOs since base / every). */
+uint64_t ps_load_inject_due(struct ps_load_ctl *ctl, struct ps_load_fault *f, uint64_t base,
+			    uint64_t every);
+bool ps_load_inject_running(const struct ps_load_ctl *ctl);
+/* The fault processes' bodies; each returns its exit code. */
+int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
+			     struct ps_load_fault *f, uint64_t every);
+int ps_load_smb_leak_cleanup(const struct ps_load_opts *o, char *msg, size_t len);
+int ps_load_net_stall(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
+		      struct ps_load_fault *f, uint64_t every);
 
 /* Runs the whole workload (all steps); prints per-second lines and the summary. */
 int ps_load_run(struct ps_load_opts *o);

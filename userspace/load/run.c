@@ -121,7 +121,7 @@ static void fmt_lat(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%.2fs", ns / 1e9);
 }
 
-static pid_t fork_child(void)
+pid_t ps_load_fork(void)
 {
 	pid_t ppid = getpid(), pid;
 
@@ -139,7 +139,7 @@ static pid_t fork_child(void)
 }
 
 /* Waits for every child, SIGKILL after deadline; returns how many had to be killed. */
-static unsigned reap_children(pid_t *pids, unsigned n, uint64_t grace_ns)
+unsigned ps_load_reap(pid_t *pids, unsigned n, uint64_t grace_ns)
 {
 	uint64_t deadline = ps_load_now_ns() + grace_ns;
 	unsigned left = 0, killed = 0;
@@ -190,7 +190,7 @@ static int probe(struct ps_load_opts *o, struct ps_load_ctl *ctl, char *msg, siz
 		return ret;
 	/* libsmbclient keeps global state: probe in a child so the slots fork from a clean parent */
 	s->state = PS_SLOT_STARTING;
-	pid = fork_child();
+	pid = ps_load_fork();
 	if (pid < 0) {
 		snprintf(msg, len, "fork: %s", strerror(errno));
 		return -errno;
@@ -327,7 +327,7 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 			.span = o->span, .seed = o->seed * 0x9e3779b97f4a7c15ull + i * 7919 + stepno,
 		};
 
-		pids[i] = fork_child();
+		pids[i] = ps_load_fork();
 		if (pids[i] < 0) {
 			snprintf(msg, len, "fork slot %u of %u: %s", i, nslots, strerror(errno));
 			ret = -errno;
@@ -512,7 +512,7 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 	}
 out_stop:
 	__atomic_store_n(&ctl->go, PS_LOAD_GO_STOP, __ATOMIC_RELEASE);
-	reap_children(pids, nslots, STOP_GRACE_NS);
+	ps_load_reap(pids, nslots, STOP_GRACE_NS);
 	__atomic_store_n(&wl->inflight, 0, __ATOMIC_RELAXED);
 out:
 	free(pids);
@@ -557,6 +557,8 @@ int ps_load_run(struct ps_load_opts *o)
 	struct step_result res[PS_LOAD_MAX_STEPS];
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct ps_workload_shm *wl;
+	pid_t inject_pids[PS_INJECT_KINDS] = { 0 };
+	bool injecting = false;
 	uint64_t max_bs = 0;
 	char msg[512];
 	int ret, s, done = 0;
@@ -577,6 +579,8 @@ int ps_load_run(struct ps_load_opts *o)
 	sigaction(SIGHUP, &sa, NULL);
 	if (!o->smb && o->engine == PS_ENGINE_AUTO)
 		o->engine = ps_load_uring_available() ? PS_ENGINE_URING : PS_ENGINE_PREAD;
+	if (o->ninject)
+		ps_load_inject_announce(o);
 
 	ret = probe(o, rs.ctl, msg, sizeof(msg));
 	if (ret) {
@@ -617,6 +621,20 @@ int ps_load_run(struct ps_load_opts *o)
 		ps_trace_set_meta(rs.trace, PS_META_WORKLOAD_TARGET, o->target);
 		ps_trace_set_meta_int(rs.trace, PS_META_WORKLOAD_QD, o->qd);
 		ps_trace_set_meta_int(rs.trace, PS_META_WORKLOAD_WORKERS, o->workers);
+		if (o->ninject) {
+			char inj[128];
+
+			ps_trace_set_meta(rs.trace, PS_META_WORKLOAD_INJECT,
+					  ps_load_inject_str(o, inj, sizeof(inj)));
+		}
+	}
+	if (o->ninject) {
+		injecting = true;
+		ret = ps_load_inject_start(o, rs.ctl, inject_pids, &stop_signal, msg, sizeof(msg));
+		if (ret) {
+			fprintf(stderr, "poolscope load: %s\n", msg);
+			goto out;
+		}
 	}
 	for (s = 0; s < o->nsteps && !stop_signal; s++) {
 		if (rs.trace) {
@@ -633,6 +651,8 @@ int ps_load_run(struct ps_load_opts *o)
 		}
 		done++;
 		print_result(o, s, &res[s], o->workers * o->qd);
+		/* out now: releasing injected faults after the last step can take seconds */
+		fflush(stdout);
 	}
 	if (done > 1) {
 		printf("\nsweep: %-26s %10s %8s %9s %9s\n", "step", "IOPS", "MB/s", "p50", "p99");
@@ -647,6 +667,8 @@ int ps_load_run(struct ps_load_opts *o)
 		}
 	}
 out:
+	if (injecting)
+		ps_load_inject_stop(o, rs.ctl, inject_pids, !ret);
 	if (rs.trace) {
 		int cret = ps_trace_close(rs.trace);
 

@@ -13,11 +13,13 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <libsmbclient.h>
 
@@ -48,6 +50,9 @@ static struct {
 	typeof(&smbc_getFunctionLseek) getFunctionLseek;
 	typeof(&smbc_getFunctionRead) getFunctionRead;
 	typeof(&smbc_getFunctionWrite) getFunctionWrite;
+	typeof(&smbc_getFunctionMkdir) getFunctionMkdir;
+	typeof(&smbc_getFunctionRmdir) getFunctionRmdir;
+	typeof(&smbc_getFunctionUnlink) getFunctionUnlink;
 } smb;
 
 #define SMB_SYM(f) { "smbc_" #f, offsetof(typeof(smb), f) }
@@ -61,6 +66,7 @@ static const struct {
 	SMB_SYM(setOptionNoAutoAnonymousLogin), SMB_SYM(setTimeout),
 	SMB_SYM(getFunctionOpen), SMB_SYM(getFunctionFstat), SMB_SYM(getFunctionClose),
 	SMB_SYM(getFunctionLseek), SMB_SYM(getFunctionRead), SMB_SYM(getFunctionWrite),
+	SMB_SYM(getFunctionMkdir), SMB_SYM(getFunctionRmdir), SMB_SYM(getFunctionUnlink),
 };
 
 int ps_load_smb_init(char *msg, size_t len)
@@ -265,5 +271,233 @@ out:
 	smb.getFunctionClose(ctx)(ctx, f);
 	smb.free_context(ctx, 1);
 	free(buf);
+	return 0;
+}
+
+/*
+ * --inject handle-leak: on a connection of its own, opens a file again every `every` workload
+ * IOs and never closes it. Each open is an SMB2 CREATE that smbd serves with an open file of its
+ * own (a descriptor, a struct file), held until the connection ends.
+ *
+ * The handles go round-robin over LEAK_FILES empty files the fault creates in a directory
+ * beside the target, not all on the target: smbd keeps the opens of one file in one share-mode
+ * record that it rewrites whole at every open, so thousands of opens of one file slow each
+ * next open down until the fault falls behind the IOs. On a share it cannot write, it opens the
+ * target itself. smbd refuses opens past its per-process limit (`max open files`): the fault
+ * then goes on over a new connection, i.e. in a new smbd process. Past LEAK_MAX_HANDLES it
+ * holds what it has and takes no more.
+ */
+#define LEAK_FILES	64
+#define LEAK_DIR	".poolscope-inject"
+#define LEAK_MAX_HANDLES	262144	/* in all: a long run must not use up the machine's files */
+#define LEAK_MAX_CONNS	16		/* per lane; smbd takes about 16000 opens per process */
+#define LEAK_RETRY_NS	100000000ull
+#define LEAK_LANES	4
+
+static void leak_path(const struct ps_load_opts *o, int i, char *buf, size_t len)
+{
+	const char *slash = strrchr(o->target, '/');
+	int dir = (int)(slash - o->target);
+
+	if (i < 0)
+		snprintf(buf, len, "%.*s/%s", dir, o->target, LEAK_DIR);
+	else
+		snprintf(buf, len, "%.*s/%s/h%02d", dir, o->target, LEAK_DIR, i);
+}
+
+/*
+ * The files the handles go to. Where they cannot all be made (a read-only share), false, and
+ * what was made is removed again: the handles then go to the target.
+ */
+static bool leak_files_make(SMBCCTX *ctx, const struct ps_load_opts *o)
+{
+	char path[1400];
+	SMBCFILE *h;
+	int i;
+
+	leak_path(o, -1, path, sizeof(path));
+	if (smb.getFunctionMkdir(ctx)(ctx, path, 0755) < 0 && errno != EEXIST)
+		return false;
+	for (i = 0; i < LEAK_FILES; i++) {
+		leak_path(o, i, path, sizeof(path));
+		h = smb.getFunctionOpen(ctx)(ctx, path, O_WRONLY | O_CREAT, 0644);
+		if (!h)
+			break;
+		smb.getFunctionClose(ctx)(ctx, h);
+	}
+	if (i == LEAK_FILES)
+		return true;
+	while (i-- > 0) {
+		leak_path(o, i, path, sizeof(path));
+		smb.getFunctionUnlink(ctx)(ctx, path);
+	}
+	leak_path(o, -1, path, sizeof(path));
+	smb.getFunctionRmdir(ctx)(ctx, path);
+	return false;
+}
+
+/*
+ * One lane of the leak: its own connection, and every LEAK_LANES-th handle due. Under a
+ * workload that keeps the server's CPUs busy, one connection gets an open answered only as
+ * often as the server gets round to its smbd process; lanes side by side keep up with the IOs.
+ */
+static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
+		      struct ps_load_fault *f, uint64_t every, unsigned lane)
+{
+	struct timespec nap = { 0, 5000000 };
+	uint64_t base, retry_at = 0, taken = 0, failed = 0, conns = 1, held = 0;
+	char path[1400], msg[192];
+	SMBCCTX *ctx = new_ctx(o);
+	SMBCFILE *h;
+
+	if (!ctx) {
+		snprintf(msg, sizeof(msg), "lane %u: cannot initialise libsmbclient: %s", lane,
+			 strerror(errno));
+		if (__atomic_fetch_add(&f->failed, 1, __ATOMIC_RELAXED) == 0)
+			ps_strlcpy(f->msg, msg, sizeof(f->msg));
+		return;
+	}
+	__atomic_fetch_add(&f->conns, 1, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) == PS_LOAD_GO_WAIT)
+		nanosleep(&nap, NULL);
+	base = __atomic_load_n(&ctl->wl->ios, __ATOMIC_RELAXED);
+	while (ps_load_inject_running(ctl)) {
+		uint64_t due = ps_load_inject_due(ctl, f, base, every);
+
+		/* this lane's share of the handles due: the k-th with k % LEAK_LANES == lane */
+		due = due > lane ? (due - lane + LEAK_LANES - 1) / LEAK_LANES : 0;
+		if (due > LEAK_MAX_HANDLES / LEAK_LANES) {
+			due = LEAK_MAX_HANDLES / LEAK_LANES;
+			__atomic_store_n(&f->capped, LEAK_MAX_HANDLES, __ATOMIC_RELAXED);
+		}
+		while (taken + failed < due && ps_load_inject_running(ctl) &&
+		       ps_load_now_ns() >= retry_at) {
+			uint64_t k = (taken + failed) * LEAK_LANES + lane;
+			SMBCCTX *c;
+			int err;
+
+			if (f->files)
+				leak_path(o, (int)(k % f->files), path, sizeof(path));
+			h = smb.getFunctionOpen(ctx)(ctx, f->files ? path : o->target, O_RDONLY, 0);
+			if (h) {
+				taken++;
+				held++;
+				__atomic_fetch_add(&f->taken, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			err = errno ? errno : EIO;
+			/*
+			 * smbd's limit of open files per process (refused with EINVAL here), or a
+			 * broken connection: a new connection, kept beside the old one, whose
+			 * handles stay open, takes this open at once. Failing there too, it is a
+			 * failure, retried a bit later.
+			 */
+			c = held && conns < LEAK_MAX_CONNS ? new_ctx(o) : NULL;
+			if (c) {
+				ctx = c;
+				conns++;
+				held = 0;
+				__atomic_fetch_add(&f->conns, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			snprintf(msg, sizeof(msg), "open %llu: %s", (unsigned long long)k + 1,
+				 strerror(err));
+			failed++;
+			if (__atomic_fetch_add(&f->failed, 1, __ATOMIC_RELAXED) == 0)
+				ps_strlcpy(f->msg, msg, sizeof(f->msg));
+			retry_at = ps_load_now_ns() + LEAK_RETRY_NS;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
+int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
+			     struct ps_load_fault *f, uint64_t every)
+{
+	struct timespec nap = { 0, 5000000 };
+	pid_t lanes[LEAK_LANES] = { 0 };
+	char msg[192];
+	SMBCCTX *ctx;
+	SMBCFILE *h;
+
+	ctx = new_ctx(o);
+	if (!ctx) {
+		ps_load_fault_fail(f, -ENOMEM, "cannot initialise libsmbclient: %s", strerror(errno));
+		return 1;
+	}
+	/* one open checks the target and is closed again: the leak starts with the run */
+	h = smb.getFunctionOpen(ctx)(ctx, o->target, O_RDONLY, 0);
+	if (!h) {
+		int err = errno ? errno : EIO;
+
+		open_error(o, err, msg, sizeof(msg));
+		ps_load_fault_fail(f, -err, "%s", msg);
+		return 1;
+	}
+	smb.getFunctionClose(ctx)(ctx, h);
+	f->files = leak_files_make(ctx, o) ? LEAK_FILES : 0;
+	smb.free_context(ctx, 1);
+	for (unsigned i = 0; i < LEAK_LANES; i++) {
+		lanes[i] = ps_load_fork();
+		if (lanes[i] < 0) {
+			ps_load_fault_fail(f, -errno, "fork: %s", strerror(errno));
+			return 1;
+		}
+		if (!lanes[i]) {
+			leak_lane(o, ctl, f, every, i);
+			_exit(0);
+		}
+	}
+	__atomic_store_n(&f->state, PS_SLOT_READY, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) != PS_LOAD_GO_STOP)
+		nanosleep(&nap, NULL);
+	/*
+	 * No close and no free_context in the lanes: closing each handle would be a round trip
+	 * apiece. They die with this process, the kernel closes their connections, and smbd drops
+	 * what each held.
+	 */
+	for (unsigned i = 0; i < LEAK_LANES; i++)
+		kill(lanes[i], SIGKILL);
+	ps_load_reap(lanes, LEAK_LANES, 0);
+	return 0;
+}
+
+/*
+ * After the fault process is gone: removes the files it made. smbd closes the handles of a
+ * dropped connection by itself, a moment later, and refuses to delete a file still open, so
+ * each removal is retried for a few seconds. Returns 0 or -errno with msg.
+ */
+int ps_load_smb_leak_cleanup(const struct ps_load_opts *o, char *msg, size_t len)
+{
+	uint64_t deadline = ps_load_now_ns() + 10000000000ull;
+	struct timespec nap = { 0, 100000000 };
+	char path[1400];
+	SMBCCTX *ctx = new_ctx(o);
+	int i = 0;
+
+	if (!ctx) {
+		snprintf(msg, len, "cannot initialise libsmbclient: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	while (i <= LEAK_FILES) {
+		int r;
+
+		leak_path(o, i < LEAK_FILES ? i : -1, path, sizeof(path));
+		r = i < LEAK_FILES ? smb.getFunctionUnlink(ctx)(ctx, path)
+				   : smb.getFunctionRmdir(ctx)(ctx, path);
+		if (r == 0 || errno == ENOENT) {
+			i++;
+			continue;
+		}
+		if (ps_load_now_ns() > deadline) {
+			int err = errno ? errno : EIO;
+
+			snprintf(msg, len, "cannot remove %s: %s", path, strerror(err));
+			smb.free_context(ctx, 1);
+			return -err;
+		}
+		nanosleep(&nap, NULL);
+	}
+	smb.free_context(ctx, 1);
 	return 0;
 }

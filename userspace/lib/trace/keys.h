@@ -72,6 +72,7 @@
 #define PS_META_WORKLOAD_QD		"workload.qd"
 #define PS_META_WORKLOAD_WORKERS	"workload.workers"
 #define PS_META_WORKLOAD_STEP_FMT	"workload.step%d"
+#define PS_META_WORKLOAD_INJECT		"workload.inject"
 
 /* --- sysstat --------------------------------------------------------------------------------- */
 
