@@ -168,6 +168,13 @@ int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct 
 int ps_report_rank(struct ps_report *rep, const struct ps_run *r, uint64_t from_ns,
 		   uint64_t to_ns);
 void ps_report_free(struct ps_report *rep);
+/*
+ * The span of a trace's workload: from the end of the interval before its first IO to the end
+ * of the interval before its last with IOs (the load stopped in that one). False without
+ * workload rows or with under four intervals of IOs. What report and diff judge by default: a load's own teardown (its connections and handles
+ * closed when it exits) is not the server's behaviour under load.
+ */
+bool ps_run_workload_span(const struct ps_run *r, uint64_t *from_ns, uint64_t *to_ns);
 /* Live bytes of every tag at interval k, slab-backing pages left out (counted by their slabs). */
 int64_t ps_tracked_live(const struct ps_run *r, uint32_t k);
 

@@ -127,6 +127,30 @@ int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct 
 	return 0;
 }
 
+bool ps_run_workload_span(const struct ps_run *r, uint64_t *from_ns, uint64_t *to_ns)
+{
+	uint32_t a = UINT32_MAX, b = 0;
+
+	if (!r->has_workload)
+		return false;
+	for (uint32_t k = 0; k < r->nintervals; k++)
+		if (r->workload[k].ios) {
+			if (a == UINT32_MAX)
+				a = k;
+			b = k;
+		}
+	if (a == UINT32_MAX || b - a < 3)
+		return false;
+	/*
+	 * From the end of the interval before the first IO, where the window's growth starts, to
+	 * the end of the one before the last with IOs: the load stopped in that last one, and its
+	 * end already holds the teardown.
+	 */
+	*from_ns = a ? r->intervals[a - 1].t_ns : 0;
+	*to_ns = r->intervals[b - 1].t_ns;
+	return true;
+}
+
 int64_t ps_tracked_live(const struct ps_run *r, uint32_t k)
 {
 	int64_t tot = 0;

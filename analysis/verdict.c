@@ -42,6 +42,8 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	size_t side;
 	double secs, top, jump = 0;
 	unsigned ups = 0, downs = 0;
+	/* a burst: a tenth of the window, at least two intervals */
+	size_t burst = n / 10 > 2 ? n / 10 : 2;
 	bool rising, steady;
 	int e;
 
@@ -59,8 +61,8 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 			top = y[i];
 		if (top - y[i] > (double)out->drawdown)
 			out->drawdown = (int64_t)(top - y[i]);
-		if (y[i] - y[i - 1] > jump)
-			jump = y[i] - y[i - 1];
+		if (y[i] - y[i >= burst ? i - burst : 0] > jump)
+			jump = y[i] - y[i >= burst ? i - burst : 0];
 		ups += y[i] > y[i - 1];
 		downs += y[i] < y[i - 1];
 	}
@@ -106,7 +108,8 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	} else if (out->p_signs >= PS_V_P_SIGNS) {
 		out->state = PS_V_GROWING;
 		out->why = "rises and falls alike";
-	} else if (jump > PS_V_MAX_JUMP * (double)out->peak) {
+	} else if (jump > PS_V_MAX_JUMP * (double)out->peak ||
+		   y[n / 2] - y[0] < PS_V_MIN_FIRST_HALF * (y[n - 1] - y[0])) {
 		out->state = PS_V_GROWING;
 		out->why = "most of it came at once";
 	} else if (n < PS_V_MIN_POINTS || secs < PS_V_MIN_SECS) {

@@ -55,12 +55,19 @@ enum ps_vstate { PS_V_STABLE, PS_V_PLATEAU, PS_V_GROWING, PS_V_LEAK };
 #define PS_V_P_GROWING		0.05
 /*
  * A leak keeps allocating; an event (a program loading its maps, a cache filling on first use)
- * allocates once. Growth of which one interval brought more than this share is an event, even
- * when it comes last and nothing shows yet whether it stops.
+ * allocates once, in one interval or a few. Growth of which a tenth of the window (at least two
+ * intervals) brought more than this share is an event, even when it comes last and nothing
+ * shows yet whether it stops. A steady leak brings a tenth of its growth in a tenth.
  */
 #define PS_V_MAX_JUMP		0.5
+/*
+ * The same for a burst over a few intervals: a leak that keeps allocating puts about half of its
+ * growth in each half of the window. Growth of which the first half holds less than this share
+ * came late: an event, or a leak that has just begun, and a longer recording tells which.
+ */
+#define PS_V_MIN_FIRST_HALF	0.2
 #define PS_V_MIN_POINTS		10
-#define PS_V_MIN_SECS		20.0
+#define PS_V_MIN_SECS		19.5	/* 20 s, less what a timer slack shaves off */
 #define PS_V_CONFIRM_SHARE	0.5		/* of the growth, shown by the counter */
 
 const char *ps_vstate_name(enum ps_vstate s);

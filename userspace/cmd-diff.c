@@ -113,8 +113,18 @@ static int cmd_diff(int argc, char **argv)
 			"first one)\n", argv[ra->nintervals ? optind + 1 : optind]);
 		goto out;
 	}
-	if (ps_report_build(&a, ra, rs, 0, UINT64_MAX) || ps_report_build(&b, rb, rs, 0, UINT64_MAX) ||
-	    ps_diff_build(&d, &a, &b)) {
+	{
+		/* each run over its workload's span, as report judges it */
+		uint64_t fa = 0, ta = UINT64_MAX, fb = 0, tb = UINT64_MAX;
+
+		ps_run_workload_span(ra, &fa, &ta);
+		ps_run_workload_span(rb, &fb, &tb);
+		if (ps_report_build(&a, ra, rs, fa, ta) || ps_report_build(&b, rb, rs, fb, tb)) {
+			fprintf(stderr, "poolscope diff: out of memory\n");
+			goto out;
+		}
+	}
+	if (	    ps_diff_build(&d, &a, &b)) {
 		fprintf(stderr, "poolscope diff: out of memory\n");
 		goto out;
 	}

@@ -32,8 +32,9 @@ static void usage(FILE *f)
 		"      --domain D     the memory the verdict is about: kernel (default: memory the\n"
 		"                     kernel cannot reclaim), reclaimable, user, all\n"
 		"      --format F     text (80 columns), csv, json (docs/analysis.md), markdown\n"
-		"      --from T       start of the window (e.g. 10s: skip warm-up)\n"
-		"      --to T         end of the window\n"
+		"      --from T       start of the window (e.g. 10s: skip warm-up; default: the\n"
+		"                     start, or the workload's first IO when the trace has one)\n"
+		"      --to T         end of the window (default: the end, or its last IO)\n"
 		"  -r, --rules FILE   attribution rules (default analysis/rules/default.rules)\n"
 		"EXAMPLES\n"
 		"  poolscope report run.db\n"
@@ -60,7 +61,7 @@ static int cmd_report(int argc, char **argv)
 	struct ps_run *run = NULL;
 	struct ps_report rep = { 0 };
 	unsigned top = 15;
-	bool by_path = false;
+	bool by_path = false, window_set = false;
 	const char *domain = PS_DOMAIN_KERNEL;
 	struct ps_verdict v;
 	int c, rc;
@@ -104,6 +105,7 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case 'F':
 		case 'T':
+			window_set = true;
 			if (ps_parse_duration_ns(optarg, c == 'F' ? &from : &to)) {
 				fprintf(stderr, "poolscope report: --%s: expected a duration "
 					"(10s, 500ms), got '%s'\n", c == 'F' ? "from" : "to", optarg);
@@ -166,6 +168,8 @@ static int cmd_report(int argc, char **argv)
 		rc = PS_EXIT_FAIL;
 		goto out;
 	}
+	if (!window_set)
+		ps_run_workload_span(run, &from, &to);
 	rc = ps_report_build(&rep, run, rs, from, to);
 	if (rc) {
 		fprintf(stderr, "poolscope report: %s: %s\n", argv[optind],

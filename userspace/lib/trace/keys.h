@@ -152,4 +152,5 @@
 #define PS_TAG_F_SLAB_BACKING	0x2	/* pages backing slabs or large kmalloc: counted elsewhere  */
 #define PS_TAG_F_SAMPLED	0x4	/* counts are scaled from an address-hash sample          */
 
+
 #endif
