@@ -170,8 +170,9 @@ int ps_report_rank(struct ps_report *rep, const struct ps_run *r, uint64_t from_
 void ps_report_free(struct ps_report *rep);
 /*
  * The span of a trace's workload: from the end of the interval before its first IO to the end
- * of the interval before its last with IOs (the load stopped in that one). False without
- * workload rows or with under four intervals of IOs. What report and diff judge by default: a load's own teardown (its connections and handles
+ * of its last interval with IOs, or of the one before when the recording went on (the load
+ * stopped inside that last one). False without workload rows or with under four intervals of
+ * IOs. What report and diff judge by default: a load's own teardown (its connections and handles
  * closed when it exits) is not the server's behaviour under load.
  */
 bool ps_run_workload_span(const struct ps_run *r, uint64_t *from_ns, uint64_t *to_ns);

@@ -143,11 +143,11 @@ bool ps_run_workload_span(const struct ps_run *r, uint64_t *from_ns, uint64_t *t
 		return false;
 	/*
 	 * From the end of the interval before the first IO, where the window's growth starts, to
-	 * the end of the one before the last with IOs: the load stopped in that last one, and its
-	 * end already holds the teardown.
+	 * the last interval with IOs; when the recording went on after it, the load stopped inside
+	 * that interval and its end already holds the teardown: to the one before.
 	 */
 	*from_ns = a ? r->intervals[a - 1].t_ns : 0;
-	*to_ns = r->intervals[b - 1].t_ns;
+	*to_ns = r->intervals[b + 1 < r->nintervals ? b - 1 : b].t_ns;
 	return true;
 }
 

@@ -678,3 +678,30 @@ TEST(rank_without_rules)
 	ps_run_free(r);
 	ps_rules_free(rs);
 }
+
+/*
+ * The workload's span: from the end of the interval before the first IO; to the last interval
+ * with IOs, or the one before when the recording went on after the load stopped inside it.
+ */
+TEST(workload_span)
+{
+	struct ps_run *r = ps_run_new(10);
+	uint64_t f = 1, t = 1;
+
+	if (!ASSERT_TRUE(r && !ps_run_enable_workload(r), "setup"))
+		return;
+	for (uint32_t i = 0; i < 10; i++)
+		r->intervals[i].t_ns = (i + 1) * 1000000000ull;
+	ASSERT_FALSE(ps_run_workload_span(r, &f, &t), "no IOs");
+	for (uint32_t i = 2; i <= 7; i++)
+		r->workload[i].ios = 1000;
+	if (ASSERT_TRUE(ps_run_workload_span(r, &f, &t), "span")) {
+		ASSERT_U64_EQ(f, 2000000000ull, "from the end of interval 1");
+		ASSERT_U64_EQ(t, 7000000000ull, "to the end of interval 6: 7 holds the teardown");
+	}
+	for (uint32_t i = 8; i < 10; i++)
+		r->workload[i].ios = 1000;
+	if (ASSERT_TRUE(ps_run_workload_span(r, &f, &t), "to the end"))
+		ASSERT_U64_EQ(t, 10000000000ull, "the load outlived the recording: its last interval");
+	ps_run_free(r);
+}
