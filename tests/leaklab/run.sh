@@ -108,12 +108,24 @@ rm -rf "$SCRATCH" && mkdir -p "$SCRATCH" || die "cannot create $SCRATCH"
 # pagecache and noise read files back through the page cache: tmpfs has none to drop
 [ "$(stat -f -c %T "$SCRATCH")" != tmpfs ] || die "$SCRATCH is on tmpfs: PS_LEAKLAB_OUT must be on a disk"
 
-SCEN_PID= NOISE_PID= SMB_UP= SMB_DIR=
+SCEN_PID= NOISE_PID= SMB_DIR= PS_SMB_PID=
+# Stops the SMB server this script started. smbserver.sh stop empties the namespaces psrv0 and
+# pscli0 whoever is in them: when our smbd is gone, another test's start has taken them over
+# (its start stops what was there), and only our pin helper is left to stop.
+smb_stop() {
+	[ -n "$SMB_DIR" ] || return 0
+	if [ -n "$PS_SMB_PID" ] && kill -0 "$PS_SMB_PID" 2>/dev/null; then
+		PS_SMB_DIR=$SMB_DIR tests/smbserver.sh stop >/dev/null 2>&1
+	elif [ -f "$SMB_DIR/run/pin.pid" ]; then
+		kill "$(cat "$SMB_DIR/run/pin.pid")" 2>/dev/null
+	fi
+	rm -rf "$SMB_DIR"
+	SMB_DIR= PS_SMB_PID=
+}
 cleanup() {
 	[ -n "$SCEN_PID" ] && kill -TERM "$SCEN_PID" 2>/dev/null && wait "$SCEN_PID" 2>/dev/null
 	[ -n "$NOISE_PID" ] && kill -TERM "$NOISE_PID" 2>/dev/null && wait "$NOISE_PID" 2>/dev/null
-	[ -n "$SMB_UP" ] && PS_SMB_DIR=$SMB_DIR tests/smbserver.sh stop >/dev/null 2>&1
-	[ -n "$SMB_DIR" ] && rm -rf "$SMB_DIR"
+	smb_stop
 	rm -rf "$SCRATCH"
 }
 trap cleanup EXIT
@@ -163,18 +175,17 @@ start_scenario() { # id prog args...
 		why="$prog did not get ready: $(tail -1 "$OUT/$id.out")"
 		return 1
 	fi
+	if [ "${1:-}" = --inject ] && ! "$P" load --help 2>&1 | grep -q -- --inject; then
+		why="skip: load has no --inject"
+		return 2
+	fi
 	# SMB: the private server in its network namespaces, which smbserver.sh takes over: another
 	# server using them (a test, the demo) would be stopped, so that is a skip
 	if ip netns list 2>/dev/null | grep -qw -e psrv0 -e pscli0; then
 		why="skip: another SMB test server is running (network namespace psrv0/pscli0)"
 		return 2
 	fi
-	if [ "${1:-}" = --inject ] && ! "$P" load --help 2>&1 | grep -q -- --inject; then
-		why="skip: load has no --inject"
-		return 2
-	fi
 	SMB_DIR=$(mktemp -d /tmp/ps-leaklab-smb.XXXXXX) || { why="mktemp failed"; return 1; }
-	SMB_UP=1
 	env=$(PS_SMB_DIR=$SMB_DIR PS_PIN=$(cd "$O" && pwd)/tests/live/pspin \
 		tests/smbserver.sh start --netns --size 256M 2> "$OUT/$id.smbserver.log") || {
 		why="SMB server did not start: $(tail -1 "$OUT/$id.smbserver.log")"; return 1; }
@@ -192,11 +203,7 @@ start_scenario() { # id prog args...
 stop_scenario() {
 	[ -n "$SCEN_PID" ] && stop_pid "$SCEN_PID"
 	SCEN_PID=
-	if [ -n "$SMB_UP" ]; then
-		PS_SMB_DIR=$SMB_DIR tests/smbserver.sh stop >/dev/null 2>&1
-		rm -rf "$SMB_DIR"
-		SMB_UP= SMB_DIR=
-	fi
+	smb_stop
 }
 
 rows=()	# one tab-separated line per run: id noise exp_state exp_path got_state got_path tag result
@@ -228,6 +235,8 @@ run_one() { # noise(yes|no) name warm state path suspect prog args...
 			if ! "$P" record -o "$OUT/$id.db" --label "$id" --duration "$SECS" -q \
 				> "$OUT/$id.record.log" 2>&1; then
 				why="record failed: $(tail -1 "$OUT/$id.record.log")"
+			elif [ "$prog" = smb ] && ! kill -0 "$PS_SMB_PID" 2>/dev/null; then
+				why="the SMB server went away during the run (another SMB test starting takes psrv0/pscli0 over)"
 			elif ! kill -0 "$SCEN_PID" 2>/dev/null; then
 				why="$prog ended before the recording did: $(tail -1 "$OUT/$id.out")"
 			fi
