@@ -38,10 +38,12 @@
 #   tests/fixtures/           mkfixtures.c (the fixture traces) and expected/ (golden outputs)
 #   tests/live/*.sh           live tests (root, BTF); exit 77 = skip with a reason
 #   tests/leaklab/progs/      the leak lab's scenarios: known kernel-memory behaviour each
+#   tests/leaklab/run.sh      make leaklab (root): records each scenario with and without noise
+#                             and scores the report's verdict against its known answer
 #   docs/commands/*.md        one page per command; `make man` turns them into man pages
 #
-# Targets: all test test-unit test-live bench demo fuzz windows man install uninstall deps
-#          vmlinux clean help
+# Targets: all test test-unit test-live bench demo leaklab fuzz windows man install uninstall
+#          deps vmlinux clean help
 
 O        ?= .output
 V        ?=
@@ -129,8 +131,8 @@ POOLSCOPE := $(O)/poolscope
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test test-unit test-live bench demo fuzz windows man install uninstall deps vmlinux \
-	clean help check-deps
+.PHONY: all test test-unit test-live bench demo leaklab fuzz windows man install uninstall deps \
+	vmlinux clean help check-deps
 
 all: $(POOLSCOPE) $(TEST_BINS) $(LIVE_BINS) $(LAB_BINS) $(FIXGEN)
 
@@ -214,6 +216,9 @@ bench: check-deps all
 
 demo: check-deps all
 	$(Q)O=$(O) tests/demo.sh
+
+leaklab: check-deps all
+	$(Q)O=$(O) tests/leaklab/run.sh
 
 # --- fuzz ---------------------------------------------------------------------------------------
 # libFuzzer, FUZZ_SECS each, stopping at the first crash, leak or undefined behaviour (the input
@@ -303,7 +308,7 @@ uninstall:
 	$(Q)rmdir '$(DESTDIR)$(DATADIR)/plots' '$(DESTDIR)$(DATADIR)' 2>/dev/null || true
 
 # --- setup --------------------------------------------------------------------------------------
-# Debian packages everything needs: build, tests, demo, Windows cross-build.
+# Debian packages everything needs: build, tests, demo, leak lab, Windows cross-build.
 DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libsqlite3-dev sqlite3 \
 	libtraceevent-dev gnuplot-nox samba smbclient libsmbclient-dev mingw-w64 liburing-dev \
 	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0 \

@@ -59,4 +59,38 @@ static inline long lab_send(int fd, long n)
 	return done;
 }
 
+/* Reads exactly n bytes into buf; 0 or -1. */
+static inline int lab_read_all(int fd, char *buf, long n)
+{
+	while (n > 0) {
+		ssize_t r = read(fd, buf, n);
+
+		if (r <= 0)
+			return -1;
+		n -= r;
+	}
+	return 0;
+}
+
+/*
+ * One short exchange on a new connection to the listener, as a client of a server makes it:
+ * connect, n bytes of request, n bytes of reply, both read, the client closes first (its side
+ * keeps the TIME_WAIT entry), then the server. 0 or -1.
+ */
+static inline int lab_exchange(int lfd, const struct sockaddr_in *a, char *buf, long n)
+{
+	int cli, srv, rc = -1;
+
+	if (lab_pair(lfd, a, &cli, &srv))
+		return -1;
+	if (write(cli, buf, n) == n && !lab_read_all(srv, buf, n) && write(srv, buf, n) == n &&
+	    !lab_read_all(cli, buf, n))
+		rc = 0;
+	else
+		perror("lab: exchange");
+	close(cli);
+	close(srv);
+	return rc;
+}
+
 #endif

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Live: a short leak lab (tests/leaklab/run.sh, 20 s recordings): a network leak (tcp_unread),
+# a file-services leak (file_handles) and a negative (pagecache) alone, then a negative
+# (step) beside the noise generator. Fails when any verdict is wrong: a leak not called a leak,
+# on the wrong path or with an implausible first suspect, or a negative called a leak, and
+# when the report has no verdict. Skips (the runner's exit 77) without root or BTF. About 3
+# minutes, one of them the noise generator's warm-up.
+set -u
+: "${POOLSCOPE:?POOLSCOPE not set}"
+cd "${PS_SRCDIR:-.}"
+export O=${POOLSCOPE%/poolscope}
+T=$(mktemp -d /var/tmp/ps-leaklab.XXXXXX) || exit 1
+trap '[ -n "${PS_KEEP:-}" ] || rm -rf "$T"' EXIT
+
+# part OUT NOISE ONLY ROWS: one run of the lab; every one of its ROWS rows must be ok. A failed
+# part does not stop the next: the log shows every verdict.
+fails=0
+part() {
+	local out=$T/$1 rc n
+	PS_LEAKLAB_OUT=$out PS_LEAKLAB_NOISE=$2 PS_LEAKLAB_ONLY=$3 PS_LEAKLAB_SECS=20 \
+		tests/leaklab/run.sh
+	rc=$?
+	[ $rc = 77 ] && exit 77
+	n=$(awk -F'\t' '$8 == "ok"' "$out/results.tsv" 2>/dev/null | wc -l)
+	if [ $rc != 0 ]; then
+		echo "FAIL: the lab's $1 part exited $rc"; fails=$((fails + 1))
+	elif [ "$n" != "$4" ]; then
+		echo "FAIL: $n rows ok in the $1 part, expected $4"; fails=$((fails + 1))
+	else
+		echo "ok: $1 part: $n verdicts right"
+	fi
+}
+part quiet 0 "tcp_unread file_handles pagecache" 3
+part noise 1 step 1
+[ $fails = 0 ]
