@@ -32,9 +32,11 @@ NOISE=${PS_LEAKLAB_NOISE:-both}
 # right (a negative must not be called a leak; how it moves without leaking is not what it
 # tests). PATH: the verdict's path must be this class or one under it (`-`: not checked).
 # SUSPECT: an extended regular expression, case ignored, the first suspect's label must match
-# (`-`: not checked). In ARGS, @LEN is the scenario's length (WARM + SECS + 30 s: it outlives
-# the recording and is stopped when the recording ends), @STEP about a third of the way into
-# the recording (the recorder takes a few seconds to start), @DIR a scratch directory on disk.
+# (`-`: not checked). In ARGS, @LEN is the scenario's length (WARM + SECS + 60 s: it outlives
+# the recording, even one whose start a busy machine delays, and is stopped when the recording
+# ends; file_handles needs 150 descriptors per second of it), @STEP about a third of the way
+# into the recording (the recorder takes a few seconds to start), @DIR a scratch directory on
+# disk.
 # PROGRAM `smb` is `poolscope load` of 8 KiB random reads at QD16 against the private SMB
 # server, with ARGS added to its options.
 # The leaks grow kernel memory by about 2 MiB/min or more, twice the 1 MiB/min a 30 s
@@ -216,7 +218,7 @@ run_one() { # noise(yes|no) name warm state path suspect prog args...
 	shift 7
 	id=$name
 	[ "$noisy" = yes ] && id=$name+noise
-	LEN=$((warm + SECS + 30))
+	LEN=$((warm + SECS + 60))
 	for a in "$@"; do
 		a=${a//@LEN/$LEN}
 		a=${a//@STEP/$((warm + 4 + SECS / 3))}
