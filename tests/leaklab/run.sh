@@ -45,7 +45,7 @@ NOISE=${PS_LEAKLAB_NOISE:-both}
 # file_handles 150 open files a second (their unreclaimable part alone above 1 MiB/min).
 # tcp_unread_fast is the same leak at 10 connections a second (about 9 MiB/min): the network
 # leak the short lab of make test checks, at a rate the recorder's 1-in-16 sampling resolves
-# in 20 s; the slower two are where the verdict is known to fall short (known issues).
+# in 30 s; the slower two are where the verdict is known to fall short (known issues).
 # conn_churn runs a minute before it is recorded: TIME_WAIT entries live 60 s, so a server
 # making connections fills them up for its first minute and then holds them level, and the
 # recording sees that server, not its first minute. It runs after the leaks, so the entries it
