@@ -45,26 +45,6 @@ static int64_t cum_at(const struct ps_series *s, uint32_t i)
 }
 
 /*
- * Bytes the traced events of a cache added over the window, from the recorder's exact class
- * counters (class.<cache>.alloc_bytes / .free_bytes, cumulative); false when the trace has none.
- */
-bool ps_class_growth(const struct ps_run *r, const char *cache, uint32_t from, uint32_t to,
-		     int64_t *growth)
-{
-	const struct ps_series *a, *f;
-	char name[192];
-
-	snprintf(name, sizeof(name), PS_CTR_CLASS_FMT, cache, PS_CTR_CLASS_ALLOC_BYTES);
-	a = ps_run_counter(r, name);
-	snprintf(name, sizeof(name), PS_CTR_CLASS_FMT, cache, PS_CTR_CLASS_FREE_BYTES);
-	f = ps_run_counter(r, name);
-	if (!a || !f)
-		return false;
-	*growth = (cum_at(a, to) - cum_at(a, from)) - (cum_at(f, to) - cum_at(f, from));
-	return true;
-}
-
-/*
  * Cross-checks slab and kmalloc tags against /proc/slabinfo over the window. The bytes nothing
  * traced can explain are the class growth (every traced alloc and free of the cache, frees of
  * objects older than the recording included) minus the slabinfo growth: frees on paths without
@@ -145,6 +125,18 @@ static bool class_delta(const struct ps_run *r, const char *cls, const char *fie
 	if (!c)
 		return false;
 	*d = cum_at(c, k) - cum_at(c, from);
+	return true;
+}
+
+bool ps_class_growth(const struct ps_run *r, const char *cache, uint32_t from, uint32_t to,
+		     int64_t *growth)
+{
+	int64_t a, f;
+
+	if (!class_delta(r, cache, PS_CTR_CLASS_ALLOC_BYTES, from, to, &a) ||
+	    !class_delta(r, cache, PS_CTR_CLASS_FREE_BYTES, from, to, &f))
+		return false;
+	*growth = a - f;
 	return true;
 }
 

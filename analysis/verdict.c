@@ -141,16 +141,6 @@ static bool sym_is(const char *sym, const char *prefix)
 	return sym && !strncmp(sym, prefix, strlen(prefix));
 }
 
-/* The order of a page tag ("order-N"), -1 when not one. */
-static int page_order(const struct ps_tag *t)
-{
-	unsigned o;
-
-	if (!t->name || sscanf(t->name, "order-%u", &o) != 1 || o >= PS_FAC_ORDERS)
-		return -1;
-	return (int)o;
-}
-
 /*
  * The system counter a row's memory is counted in. Slab objects and large kmalloc (charged to
  * the slab counters since 5.9) are in S(Un)Reclaim; network pages are charged to their sockets.
@@ -178,7 +168,8 @@ static enum home row_home(const struct ps_report *rep, const struct ps_report_ro
 	 * Page frees are all traced, so what can make a page tag grow that did not is sampling:
 	 * the exact counters of its order say whether that many pages stayed allocated.
 	 */
-	if (!strcmp(t->kind, PS_KIND_PAGE) && page_order(t) >= 0 &&
+	/* a page row with an order correction series (ps_untraced_correct decided it) */
+	if (w->fac_idx >= (int32_t)rep->run->nslab &&
 	    ps_run_counter(rep->run, "class.page-order-0.alloc_bytes"))
 		return H_PAGES;
 	if (!strcmp(w->domain, PS_DOMAIN_RECLAIMABLE))
