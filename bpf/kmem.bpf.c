@@ -7,9 +7,10 @@
  *  - every event updates its class (slab cache / page order / large kmalloc / percpu) exactly;
  *    the cache of a kfree'd pointer comes from the bpf_get_kmem_cache() kfunc and
  *    kmem_cache_free names it, so no pointer map is needed for per-cache totals;
- *  - only objects whose address hashes into the sample (1 in 2^site_bits) go through the tag
- *    map (call site, context) and the pointer map (to find the tag at free time); userspace
- *    scales those counts. Large kmalloc and percpu objects are rare and always tracked.
+ *  - only objects whose address hashes into the sample (1 in 2^site_bits; pages by bytes,
+ *    PS_PAGE_SAMPLE_BITS) go through the tag map (call site, context) and the pointer map (to
+ *    find the tag at free time); userspace scales those counts. Large kmalloc and percpu
+ *    objects are rare and always tracked.
  * Pages have no call site argument: a sampled page takes a stack id and userspace derives the
  * site (first frame outside the page allocator) and whether the page backs a slab.
  * The argument lists are the BTF prototypes of 6.1+ (identical on 6.18; the 6.18 change is in
@@ -154,11 +155,22 @@ static __always_inline void count(__u32 idx)
 }
 
 /* Multiplicative hash: the same address always gives the same decision (alloc and free). */
+static __always_inline bool addr_sampled_bits(__u64 addr, __u32 bits)
+{
+	if (!bits)
+		return true;
+	return ((addr * 0x9E3779B97F4A7C15ull) >> (64 - (bits & 63))) == 0;
+}
+
 static __always_inline bool addr_sampled(__u64 addr)
 {
-	if (!site_bits)
-		return true;
-	return ((addr * 0x9E3779B97F4A7C15ull) >> (64 - site_bits)) == 0;
+	return addr_sampled_bits(addr, site_bits);
+}
+
+/* A page's decision at free is the one at allocation: both know the order. */
+static __always_inline bool page_sampled(__u64 addr, unsigned int order)
+{
+	return addr_sampled_bits(addr, PS_PAGE_SAMPLE_BITS(site_bits, order));
 }
 
 /*
@@ -529,9 +541,9 @@ static __noinline void untrack_class(__u64 addr)
 	class_free(class_find(copy.tag.cls), copy.bytes);
 }
 
-/* Free of an object with a known, fixed size (slab object, page). */
+/* Free of an object with a known, fixed size (slab object, page); sampled: its decision. */
 static __always_inline void free_sized(__u64 addr, __u64 cls, const struct kmem_cache *s,
-				       __u64 bytes)
+				       __u64 bytes, bool sampled)
 {
 	struct ps_class_val *cv;
 
@@ -544,7 +556,7 @@ static __always_inline void free_sized(__u64 addr, __u64 cls, const struct kmem_
 	}
 	cv = class_get(cls, s);
 	class_free(cv, bytes);
-	if (addr_sampled(addr))
+	if (sampled)
 		untrack(addr, cv, bytes);
 }
 
@@ -588,7 +600,7 @@ int BPF_PROG(kmem_cache_free, unsigned long call_site, const void *ptr, const st
 	count(PS_C_EV_CACHE_FREE);
 	if (!ptr || !s)
 		return 0;
-	free_sized((__u64)ptr, cache_id(s, ctx, 2), s, s->size);
+	free_sized((__u64)ptr, cache_id(s, ctx, 2), s, s->size, addr_sampled((__u64)ptr));
 	return 0;
 }
 
@@ -646,7 +658,7 @@ int BPF_PROG(kfree, unsigned long call_site, const void *ptr)
 	}
 	s = bpf_get_kmem_cache(addr);
 	if (s) {
-		free_sized(addr, cache_id(s, ctx, -1), s, s->size);
+		free_sized(addr, cache_id(s, ctx, -1), s, s->size, addr_sampled(addr));
 		return 0;
 	}
 	/* Not a slab object: a large kmalloc, tracked exactly when allocated while recording. */
@@ -676,7 +688,7 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp, in
 	}
 	if (!filter_on)
 		class_alloc(page_class(order), bytes);
-	if (filter_on || addr_sampled(addr)) {
+	if (filter_on || page_sampled(addr, order)) {
 		struct ps_ptr_val pv = {
 			.tag = { .cls = PS_CLASS_PAGE_BASE +
 					(order < PS_MAX_ORDER ? order : PS_MAX_ORDER),
@@ -696,13 +708,14 @@ int BPF_PROG(mm_page_alloc, struct page *page, unsigned int order, gfp_t gfp, in
 SEC("tp_btf/mm_page_free")
 int BPF_PROG(mm_page_free, struct page *page, unsigned int order)
 {
-	__u64 bytes = (__u64)1 << (page_shift + (order & 31));
+	__u64 addr, bytes = (__u64)1 << (page_shift + (order & 31));
 
 	count(PS_C_EV_PAGE_FREE);
 	if (!page)
 		return 0;
-	free_sized(arg_u64(ctx, 0), PS_CLASS_PAGE_BASE + (order < PS_MAX_ORDER ? order : PS_MAX_ORDER),
-		   NULL, bytes);
+	addr = arg_u64(ctx, 0);
+	free_sized(addr, PS_CLASS_PAGE_BASE + (order < PS_MAX_ORDER ? order : PS_MAX_ORDER), NULL,
+		   bytes, page_sampled(addr, order));
 	return 0;
 }
 

@@ -41,6 +41,14 @@
 #define PS_CLASS_PAGE_BASE	16ull	/* + order, 16..26 */
 #define PS_MAX_ORDER		11
 /*
+ * Pages are sampled by bytes, not by count: an order-n page is sampled 2^n times as often as an
+ * order-0 page (1 in 2^(site_bits - n), every one from order site_bits up), so that every 4 KiB
+ * has the same chance whatever the order. Few large pages (skb page fragments, order 3) would
+ * otherwise stand for 16 x 32 KiB each, and a slow leak of them would be a handful of steps.
+ */
+#define PS_PAGE_SAMPLE_BITS(site_bits, order) \
+	((site_bits) > (order) ? (site_bits) - (order) : 0)
+/*
  * kmalloc classes by size, for kernels without bpf_get_kmem_cache() (< 6.13): base +
  * (type << 14) + bytes_alloc, type as the kernel's kmalloc_type() picks the cache.
  */

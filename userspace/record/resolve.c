@@ -177,6 +177,12 @@ static struct cls_info *class_info(struct rec *r, uint64_t cls)
 	return ci;
 }
 
+/* Classes tracked whole (every object in the pointer map): their preexisting frees are exact. */
+static bool is_exact_class(const char *name)
+{
+	return !strcmp(name, "kmalloc-large") || !strcmp(name, "percpu");
+}
+
 /* Adds one class's values to its name's counters. */
 static int class_ctr_add(struct snap *s, const char *name, const struct ps_class_val *v)
 {
@@ -196,9 +202,16 @@ static int class_ctr_add(struct snap *s, const char *name, const struct ps_class
 	return 0;
 }
 
+/* The scale of a sampled page of this order (pages are sampled by bytes, poolscope_abi.h). */
+static uint64_t page_scale(const struct rec *r, uint64_t order)
+{
+	return (uint64_t)1 << PS_PAGE_SAMPLE_BITS((uint64_t)__builtin_ctzll(r->scale), order);
+}
+
 /*
  * The exact class counters by name (duplicate cache names summed), and "pages" for all page
- * orders. The preexisting frees are sampled, so scaled, but for the classes tracked whole.
+ * orders. The preexisting frees are sampled, so scaled (a page order by its own rate), but for
+ * the classes tracked whole.
  */
 static int resolve_classes(struct rec *r)
 {
@@ -209,12 +222,21 @@ static int resolve_classes(struct rec *r)
 
 	for (size_t i = 0; i < s->nclasses && !e; i++) {
 		const struct cls_info *ci = class_info(r, s->classes[i].cls);
+		struct ps_class_val v = s->classes[i].v;
 
 		if (!ci)
 			continue;
-		if (is_page_class(s->classes[i].cls))
-			snap_class_add(&pages, &s->classes[i].v);
-		e = class_ctr_add(s, ci->name, &s->classes[i].v);
+		if (is_page_class(s->classes[i].cls)) {
+			uint64_t ps = sc == 1 ? 1 : page_scale(r, s->classes[i].cls - PS_CLASS_PAGE_BASE);
+
+			v.s_pre_frees *= ps;
+			v.s_pre_free_bytes *= ps;
+			snap_class_add(&pages, &v);
+		} else if (!is_exact_class(ci->name)) {
+			v.s_pre_frees *= sc;
+			v.s_pre_free_bytes *= sc;
+		}
+		e = class_ctr_add(s, ci->name, &v);
 	}
 	if (e || SNAP_PUSH(s->cls_ctr, s->ncls_ctr, s->cap_cls_ctr))
 		return -ENOMEM;
@@ -224,14 +246,13 @@ static int resolve_classes(struct rec *r)
 
 	for (size_t i = 0; i < s->ncls_ctr; i++) {
 		struct snap_class_ctr *c = &s->cls_ctr[i];
-		bool exact = !strcmp(c->name, "kmalloc-large") || !strcmp(c->name, "percpu");
 
 		c->val[0] = c->v.allocs;
 		c->val[1] = c->v.frees;
 		c->val[2] = c->v.alloc_bytes;
 		c->val[3] = c->v.free_bytes;
-		c->val[4] = c->v.s_pre_frees * (exact ? 1 : sc);
-		c->val[5] = c->v.s_pre_free_bytes * (exact ? 1 : sc);
+		c->val[4] = c->v.s_pre_frees;
+		c->val[5] = c->v.s_pre_free_bytes;
 	}
 	return 0;
 }
@@ -410,6 +431,8 @@ static int make_utag(struct rec *r, const struct snap_tag *st, struct utag **out
 			u->tag.site_module = u->site_module;
 	}
 	u->scale = r->scale;
+	if (k->kind == PS_K_PAGE)
+		u->scale = page_scale(r, k->cls - PS_CLASS_PAGE_BASE);
 	if (k->kind == PS_K_KMALLOC && r->no_kfunc)
 		u->scale = 1;	/* every kmalloc object is tracked: exact counts */
 	describe_tag(r, u, k, ci, func);
@@ -529,7 +552,14 @@ static void resolve_counters(struct rec *r)
 			r->totals[i] = s->ctr[i];
 	/* Scaled estimates of the corrections (raw sampled counts are stored as they are). */
 	s->implicit_frees = r->totals[PS_C_IMPLICIT_FREES] * sc;
-	s->preexisting_frees = r->totals[PS_C_PREEXISTING_FREES] * sc;
+	s->preexisting_frees = r->totals[PS_C_PREEXISTING_FREES];
+	if (sc == 1)
+		return;
+	/* unfiltered, every preexisting free is in a class, scaled by its own rate there */
+	s->preexisting_frees = 0;
+	for (size_t i = 0; i < s->ncls_ctr; i++)
+		if (strcmp(s->cls_ctr[i].name, "pages"))
+			s->preexisting_frees += s->cls_ctr[i].val[4];
 }
 
 /* The interval's IOs and latency percentiles from the workload's cumulative counters. */

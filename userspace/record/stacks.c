@@ -80,7 +80,6 @@ void rec_resolve_stacks(struct rec *r)
 {
 	struct snap *s = &r->snap;
 	uint64_t ss = r->o->stack_sample ? r->o->stack_sample : 1;
-	uint64_t rate = (uint64_t)r->scale * ss;
 
 	for (size_t i = 0; i < s->nstk; i++) {
 		struct snap_stack *st = &s->stk[i];
@@ -94,7 +93,12 @@ void rec_resolve_stacks(struct rec *r)
 		if (!f->resolved)
 			symbolize_frames(r, f);
 		st->hash = ps_hash_bytes(f->ips, f->n * sizeof(f->ips[0]));
-		st->live_bytes = st->val.live_bytes * (int64_t)(st->u->scale > 1 ? rate : ss);
+		/* every sampled page takes a stack: its stacks scale by the page's rate alone */
+		if (st->key.tag.kind == PS_K_PAGE)
+			st->live_bytes = st->val.live_bytes * (int64_t)st->u->scale;
+		else
+			st->live_bytes = st->val.live_bytes * (int64_t)(st->u->scale > 1 ?
+									st->u->scale * ss : ss);
 		st->ctx = rec_ctx_name(st->val.ctx);
 	}
 }
