@@ -161,15 +161,41 @@ static bool order_retained(const struct ps_run *r, int order, uint32_t from, uin
 }
 
 /*
+ * How many bytes of free objects /proc/slabinfo can count as active in one cache: SLUB counts
+ * only the free objects of the node partial lists as free, not those of each CPU's slab and
+ * per-CPU partial slabs. Each CPU holds its slab and at most ceil(2 x cpu_partial / objperslab)
+ * partial slabs, cpu_partial set by object size as mm/slub.c set_cpu_partial() does (6, 24, 52
+ * or 120 objects; /sys/kernel/slab/NAME/cpu_partial). A cache that allocates out of those
+ * hidden free objects grows in the traced counters while slabinfo stays flat, so up to this much
+ * of a difference is not evidence of untraced frees. 0 when the slab geometry is not known.
+ */
+static int64_t slab_hidden_free(const struct ps_run *r, const struct ps_slab_series *ss)
+{
+	const char *v = ps_run_meta(r, PS_META_NCPUS), *ps = ps_run_meta(r, PS_META_PAGE_SIZE);
+	uint64_t page = ps ? strtoull(ps, NULL, 10) : 4096, ncpus = v ? strtoull(v, NULL, 10) : 1;
+	uint64_t per = ss->objperslab, partial, slabs;
+
+	if (!per || !ss->objsize)
+		return 0;
+	if (!ncpus || ncpus > 65536)
+		ncpus = 1;
+	if (!page)
+		page = 4096;
+	partial = ss->objsize >= page ? 6 : ss->objsize >= 1024 ? 24 : ss->objsize >= 256 ? 52 : 120;
+	slabs = 1 + (2 * partial + per - 1) / per;
+	return (int64_t)(ncpus * slabs * per * ss->objsize);
+}
+
+/*
  * The correction is per interval, so that the corrected series keeps its shape. Slab caches: at
  * each k the tags of a cache grew T(k) since the window start, the traced events added C(k) to
  * the cache (class counters; T(k) without them) and slabinfo shows S(k). C(k) - S(k) left the
- * cache on paths nothing traced; taken out of T(k), the tags keep the share 1 - (C - S) / T of
- * their growth, 0..1. Frees of objects older than the recording are in C, so they are not
- * mistaken for untraced frees.
+ * cache on paths nothing traced, less what slabinfo cannot tell apart (H, slab_hidden_free());
+ * taken out of T(k), the tags keep the share 1 - (C - S - H) / T of their growth, 0..1. Frees
+ * of objects older than the recording are in C, so they are not mistaken for untraced frees.
  *
- * Page orders: every page free is traced, but page tags are sampled, and one sampled order-3
- * page stands for the rate times 32 KiB. The exact counters of the order say how many bytes
+ * Page orders: every page free is traced, but page tags are sampled, and one sampled page
+ * stands for its order's rate times its size. The exact counters of the order say how many bytes
  * allocated since the window start are still allocated, E(k); page tags of the order that
  * together grew T(k) > E(k) keep the share E / T.
  */
@@ -210,6 +236,7 @@ int ps_untraced_correct(struct ps_report *rep)
 	for (size_t c = 0; c < nfac; c++) {
 		const struct ps_slab_series *ss = c < r->nslab ? &r->slab[c] : NULL;
 		int64_t a = ss ? ss->active_objs[rep->from] : 0;
+		int64_t hidden = ss ? slab_hidden_free(r, ss) : 0;
 
 		if (ss && a < 0)
 			continue;
@@ -222,8 +249,9 @@ int ps_untraced_correct(struct ps_report *rep)
 				if (ss->active_objs[k] < 0)
 					continue;
 				ps_class_growth(r, ss->cache, rep->from, k, &ck);
-				/* kept = T - (C - S) */
-				kept = tk - (ck - (ss->active_objs[k] - a) * (int64_t)ss->objsize);
+				/* kept = T - (C - S - H) */
+				kept = ck - (ss->active_objs[k] - a) * (int64_t)ss->objsize - hidden;
+				kept = tk - (kept > 0 ? kept : 0);
 			} else if (!order_retained(r, (int)(c - r->nslab), rep->from, k, &kept)) {
 				break;
 			}

@@ -409,14 +409,15 @@ static int counter_row(struct loader *L, sqlite3_stmt *s)
 static int slab_row(struct loader *L, sqlite3_stmt *s)
 {
 	struct ps_slab_series *ss;
-	int64_t active, num, objsize;
+	int64_t active, num, objsize, per, pages;
 	const char *cache;
 	long k;
 	int e = 0;
 
 	cache = col_name(L, s, 0, &e);
 	e = e ?: col_interval(L, s, 1, &k) ?: col_int(L, s, 2, 0, ABSURD, &active) ?:
-	    col_int(L, s, 3, 0, ABSURD, &num) ?: col_int(L, s, 4, 0, UINT32_MAX, &objsize);
+	    col_int(L, s, 3, 0, ABSURD, &num) ?: col_int(L, s, 4, 0, UINT32_MAX, &objsize) ?:
+	    col_int(L, s, 5, 0, UINT32_MAX, &per) ?: col_int(L, s, 6, 0, UINT32_MAX, &pages);
 	if (e)
 		return e;
 	/* the analysis weighs object counts by their size */
@@ -428,6 +429,8 @@ static int slab_row(struct loader *L, sqlite3_stmt *s)
 		return oom(L);
 	ss->active_objs[k] = active;
 	ss->num_objs[k] = num;
+	ss->objperslab = (uint32_t)per;
+	ss->pagesperslab = (uint32_t)pages;
 	return 0;
 }
 
@@ -614,7 +617,8 @@ int ps_run_load(struct ps_run **out, const char *path, char *err, size_t errlen)
 		e = each_row(&L, "SELECT name, interval, value FROM counters", "counters", 2,
 			     counter_row);
 	if (!e)
-		e = each_row(&L, "SELECT cache, interval, active_objs, num_objs, objsize FROM slabinfo",
+		e = each_row(&L, "SELECT cache, interval, active_objs, num_objs, objsize, objperslab, "
+			     "pagesperslab FROM slabinfo",
 			     "slabinfo", 2, slab_row);
 	if (!e)
 		e = each_row(&L, "SELECT interval, ios, bytes, errors, lat_p50_ns, lat_p99_ns,"
@@ -709,7 +713,9 @@ int ps_run_save(const struct ps_run *r, const char *path, unsigned flags, char *
 				e = ps_trace_add_counter(t, r->counters[i].name, r->counters[i].v[k]);
 		for (size_t i = 0; !e && i < r->nslab; i++) {
 			const struct ps_slab_series *ss = &r->slab[i];
-			struct ps_slabinfo si = { .cache = ss->cache, .objsize = ss->objsize };
+			struct ps_slabinfo si = { .cache = ss->cache, .objsize = ss->objsize,
+						  .objperslab = ss->objperslab,
+						  .pagesperslab = ss->pagesperslab };
 
 			if (ss->active_objs[k] < 0)
 				continue;

@@ -191,6 +191,7 @@ struct ps_tag_series {
 struct ps_slab_series {
 	char *cache;
 	uint32_t objsize;
+	uint32_t objperslab, pagesperslab;	/* 0 when not known */
 	int64_t *active_objs;	/* [nintervals], -1 when absent */
 	int64_t *num_objs;
 };
