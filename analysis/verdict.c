@@ -39,7 +39,7 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 {
 	struct ps_trend tr;
 	struct ps_segments sg;
-	size_t side;
+	size_t side, jend = 0;
 	double secs, top, jump = 0;
 	unsigned ups = 0, downs = 0;
 	/* a burst: a tenth of the window, at least two intervals */
@@ -61,8 +61,10 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 			top = y[i];
 		if (top - y[i] > (double)out->drawdown)
 			out->drawdown = (int64_t)(top - y[i]);
-		if (y[i] - y[i >= burst ? i - burst : 0] > jump)
+		if (y[i] - y[i >= burst ? i - burst : 0] > jump) {
 			jump = y[i] - y[i >= burst ? i - burst : 0];
+			jend = i;
+		}
 		ups += y[i] > y[i - 1];
 		downs += y[i] < y[i - 1];
 	}
@@ -97,6 +99,20 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 		return 0;
 	}
 	steady = out->late_rate >= 0.5 * tr.slope && out->late_rate >= min_rate;
+	/*
+	 * The continuous two-piece fit cannot bend at a step: a pool that filled at once, late in
+	 * the window, leaves its last piece rising through the step. Growth that came mostly at
+	 * once and stayed flat for at least a fifth of the window after it is a plateau too.
+	 */
+	if (steady && jump > PS_V_MAX_JUMP * (double)out->peak && n - jend >= side) {
+		struct ps_trend tail;
+
+		e = ps_trend_fit(t + jend, y + jend, n - jend, &tail);
+		if (e && e != -EINVAL)
+			return e;
+		if (!e && tail.slope < min_rate && tail.slope < 0.5 * tr.slope)
+			steady = false;
+	}
 	if (!steady) {
 		out->state = PS_V_PLATEAU;
 		out->why = "grew, then stopped";
@@ -377,11 +393,25 @@ static const char *domain_words(const char *d)
 }
 
 /* The one sentence: the state, where, how fast, the evidence; the other main paths after it. */
+static const struct ps_vpath *vpath(const struct ps_verdict *v, const char *name)
+{
+	for (size_t i = 0; name && i < v->npaths; i++)
+		if (!strcmp(v->paths[i].name, name))
+			return &v->paths[i];
+	return NULL;
+}
+
 static void summarise(struct ps_verdict *v, const struct ps_report *rep)
 {
 	char *s = v->summary, rate[40], lb[128], pv[32];
 	size_t len = sizeof(v->summary), o = 0;
 	const struct ps_vstat *st = &v->st;
+	const struct ps_vpath *vp = vpath(v, v->path);
+	/*
+	 * The domain's state on no one path (plateaus at different times add up to growth): the
+	 * path is where most of it is, with its own state, not the place of the domain's.
+	 */
+	const char *on = vp && vp->st.state != st->state ? NULL : v->path;
 
 	if (st->p < 0.001)
 		snprintf(pv, sizeof(pv), "p < 0.001");
@@ -393,10 +423,14 @@ static void summarise(struct ps_verdict *v, const struct ps_report *rep)
 	case PS_V_GROWING:
 		o += snprintf(s + o, len - o, "%s%s%s%s: %s grows %s (%s)",
 			      st->state == PS_V_LEAK ? "LEAK" : "GROWING",
-			      v->path ? " on the " : "", v->path ? v->path : "",
-			      v->path ? " path" : "", domain_words(v->domain), rate, pv);
+			      on ? " on the " : "", on ? on : "",
+			      on ? " path" : "", domain_words(v->domain), rate, pv);
+		if (!on && vp && o < len)
+			o += snprintf(s + o, len - o, ", most of it on the %s path (%s)", vp->name,
+				      ps_vstate_name(vp->st.state));
 		if (v->tag && o < len)
-			o += snprintf(s + o, len - o, ", %.0f%% of it in %s", 100 * v->tag_share,
+			o += snprintf(s + o, len - o, ", %.0f%% of %s in %s", 100 * v->tag_share,
+				      on || !vp ? "it" : "that",
 				      ps_tag_label(&v->tag->ts->tag, lb, sizeof(lb)));
 		if (v->iops > 0 && o < len)
 			o += snprintf(s + o, len - o, ", %.1f bytes per IO", st->rate / v->iops);
@@ -408,8 +442,11 @@ static void summarise(struct ps_verdict *v, const struct ps_report *rep)
 	case PS_V_PLATEAU:
 		ps_fmt_bytes(rate, sizeof(rate), (double)st->peak, true);
 		o += snprintf(s + o, len - o, "PLATEAU%s%s%s: %s grew %s, then stopped",
-			      v->path ? " on the " : "", v->path ? v->path : "",
-			      v->path ? " path" : "", domain_words(v->domain), rate);
+			      on ? " on the " : "", on ? on : "",
+			      on ? " path" : "", domain_words(v->domain), rate);
+		if (!on && vp && o < len)
+			o += snprintf(s + o, len - o, ", most of it on the %s path (%s)", vp->name,
+				      ps_vstate_name(vp->st.state));
 		break;
 	default:
 		ps_fmt_bytes(rate, sizeof(rate), (double)st->growth, true);
