@@ -6,17 +6,10 @@
 # is never idle, and the answer must not change.
 set -u
 : "${POOLSCOPE:?POOLSCOPE not set}" "${PS_LIVE_BIN:?PS_LIVE_BIN not set}"
+. "$(dirname "$0")/lib/noise.sh"
 T=$(mktemp -d)
-NOISE=$PS_LIVE_BIN/../leaklab/noise
-noise_pid=
-trap '[ -n "$noise_pid" ] && kill $noise_pid 2>/dev/null; wait; rm -rf "$T"' EXIT
-[ -x "$NOISE" ] || { echo "FAIL: $NOISE missing"; exit 1; }
-mkdir "$T/noise"
-"$NOISE" 90 "$T/noise" >"$T/noise.out" 2>&1 &
-noise_pid=$!
-for _ in $(seq 100); do grep -q ready "$T/noise.out" && break; sleep 0.2; done
-grep -q ready "$T/noise.out" || { cat "$T/noise.out"; echo "FAIL: noise did not start"; exit 1; }
-sleep 5	# past its start: the background of a server is in its steady state
+trap 'noise_stop; rm -rf "$T"' EXIT
+noise_start "$T" 90 || exit 1
 if ! "$POOLSCOPE" help 2>&1 | grep -qw record; then
 	echo "FAIL: $POOLSCOPE has no record command (merge the recorder branch)"; exit 1
 fi

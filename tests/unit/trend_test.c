@@ -12,21 +12,8 @@
 #include "test.h"
 #include "analysis/trend.h"
 
-static unsigned long long rng = 88172645463325252ULL;
-
-/* xorshift64, then a standard normal by Box-Muller: the tests are reproducible. */
-static double uniform(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return ((rng >> 11) + 0.5) / 9007199254740992.0;
-}
-
-static double normal(void)
-{
-	return sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform());
-}
+#define TEST_RNG_SEED 88172645463325252ULL
+#include "rand.h"
 
 TEST(theil_sen_line_and_outliers)
 {
