@@ -142,6 +142,12 @@ struct ps_report {
 	int64_t ptr_map_full;		/* objects the recorder's pointer map could not take */
 	int64_t recursion_misses;	/* events the kernel skipped (BPF re-entry) */
 	/*
+	 * Traces of absolute snapshots (poolmon, !poolused, sample files): the snapshots in the
+	 * window (0 for other traces) and the tags first listed after the window's first snapshot,
+	 * whose growth counts from their first listing (trace.h, ps_tag_series.first).
+	 */
+	uint32_t snapshots, listed_late;
+	/*
 	 * Per correction series (each slabinfo series, then each page order) and interval, the
 	 * share of its tags' growth since the window start that the ground truth confirms (1 when
 	 * there is nothing to correct): /proc/slabinfo for slab caches (objects freed on untraced

@@ -152,8 +152,12 @@ void ps_format_json(FILE *f, const struct ps_report *rep, const struct ps_verdic
 	json_paths(f, v);
 	fprintf(f, ",\"totals\":{\"tracked_growth\":%" PRId64 ",\"reclaimable_growth\":%" PRId64
 		",\"system_counter\":\"%s\",\"system_start\":%" PRId64 ",\"system_end\":%" PRId64
-		",\"drops\":%" PRId64 "},\"tags\":[", rep->tracked_growth, rep->reclaimable_growth,
+		",\"drops\":%" PRId64, rep->tracked_growth, rep->reclaimable_growth,
 		rep->sys_name, rep->sys_start, rep->sys_end, rep->drops);
+	if (rep->snapshots)
+		fprintf(f, ",\"snapshots\":%u,\"tags_listed_late\":%u", rep->snapshots,
+			rep->listed_late);
+	fprintf(f, "},\"tags\":[");
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputc(',', f);

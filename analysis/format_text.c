@@ -133,6 +133,9 @@ static void print_totals(FILE *f, const struct ps_report *rep, bool md)
 	} else {
 		fprintf(f, "%s not in trace; drops %" PRId64 "\n", rep->sys_name, rep->drops);
 	}
+	if (rep->snapshots)
+		fprintf(f, "%u snapshots; %u tags first listed after the first one: their growth counts "
+			"from where they are listed\n", rep->snapshots, rep->listed_late);
 	print_ptr_map_full(f, rep);
 	print_recursion_misses(f, rep);
 }

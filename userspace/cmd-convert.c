@@ -199,7 +199,8 @@ static int convert_main(int argc, char **argv, const char **in)
 		       (unsigned long long)res.pool_frees, (unsigned long long)res.preexisting_frees,
 		       res.tags, res.stacks, res.intervals);
 	else
-		printf("%s: %u snapshots, %u tags\n", out, res.snapshots, res.tags);
+		printf("%s: %u snapshots, %u tags, %u lines that are not pool rows skipped\n",
+		       out, res.snapshots, res.tags, res.skipped);
 	if (res.problems) {
 		fprintf(stderr, "poolscope convert: %s\n", res.first_problem);
 		fprintf(stderr, "poolscope convert: %u problems in the input; %s keeps what was "

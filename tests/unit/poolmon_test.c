@@ -278,6 +278,122 @@ TEST(text_errors_name_the_line)
 }
 
 /*
+ * The poolmon layouts of Microsoft's debugger documentation put one or two spaces between the
+ * tag and the type ("Strg Paged", "Strg  Paged"), and tags shorter than 4 characters are padded
+ * ("CM  "): every one keeps its whole tag, with the bytes of its row.
+ */
+TEST(poolmon_tag_columns)
+{
+	struct ps_convert_result res;
+	const char *p[] = { write_file("layouts.log",
+		" Tag  Type     Allocs            Frees            Diff   Bytes      Per Alloc\n"
+		"\n"
+		" Strg  Paged    10385 ( 10)    10385 ( 10)    0       0 (     0)       0\n"
+		" CM    Paged      466 (  0)      413 (  0)   53   79552 (     0)    1500\n"
+		" Fat   Nonp        20 (  0)       10 (  0)   10    4096 (     0)     409\n"
+		"Io    Nonp       100 (  2)       90 (  1)   10    2048 (   128)     204\n"
+		" Ntfx Nonp      5000           4000         1000  512000            512\n"
+		" Toolong Nonp      1              0            1      64             64\n") };
+	struct ps_run *r = convert(p, 1, NULL, &res);
+	const struct ps_tag_series *t;
+
+	if (!r)
+		return;
+	ASSERT_EQ(r->ntags, 5, "five rows; a 7-character 'tag' is not a row");
+	ASSERT_EQ(res.problems, 0, "no problem");
+	ASSERT_EQ(res.skipped, 1, "the line that is not a row counted");
+	if ((t = tag(r, "Strg", "paged")))
+		ASSERT_EQ(t->s[0].live_bytes, 0, "Strg bytes");
+	if ((t = tag(r, "CM  ", "paged")))
+		ASSERT_EQ(t->s[0].live_bytes, 79552, "CM bytes");
+	if ((t = tag(r, "Fat ", "nonpaged")))
+		ASSERT_EQ(t->s[0].live_bytes, 4096, "Fat bytes");
+	if ((t = tag(r, "Io  ", "nonpaged")))
+		ASSERT_EQ(t->s[0].live_bytes, 2048, "a row without the margin");
+	if ((t = tag(r, "Ntfx", "nonpaged")))
+		ASSERT_EQ(t->s[0].live_objs, 1000, "Ntfx objects");
+	ps_run_free(r);
+}
+
+/*
+ * Ordinary windbg output around !poolused: prompts, the cache manager's statistics lines whose
+ * first word is a number ("2257 full reads broken into 2626 partial reads"). They are skipped
+ * and counted, not problems; a row with some numbers but not four still is one.
+ */
+TEST(poolused_windbg_noise_lines)
+{
+	struct ps_convert_result res;
+	const char *p[] = { write_file("windbg.txt",
+		"0: kd> !poolused 2\n"
+		"   Sorting by  NonPaged Pool Consumed\n"
+		"\n"
+		"  Pool Used:\n"
+		"            NonPaged            Paged\n"
+		" Tag    Allocs     Used    Allocs     Used\n"
+		" LSbf      100   102400         0        0SMB buffers\n"
+		" 2257 full reads broken into 2626 partial reads\n"
+		" 1234 copy read hits\n"
+		" CM31       10     4096        20    81920Configuration Manager\n"
+		" Cut1       10     4096\n"
+		"0: kd> g\n") };
+	struct ps_run *r = convert(p, 1, NULL, &res);
+
+	if (!r)
+		return;
+	ASSERT_EQ(r->ntags, 4, "LSbf and CM31, each nonpaged and paged");
+	ASSERT_EQ(res.problems, 1, "the row cut short");
+	ASSERT_STRSTR(res.first_problem, "windbg.txt: line 11", "names it");
+	ASSERT_EQ(res.skipped, 3, "statistics lines and the prompt skipped");
+	ps_run_free(r);
+}
+
+/*
+ * `!poolused 2` and `!poolused 4` of one dump, converted as two snapshots: CM31 is listed only in
+ * the second, Ntfx only in the first. A snapshot that does not list a tag says nothing about
+ * it: neither tag grows (CM31 was counted from 0 before: +87.5 MiB), and a trace saved again
+ * keeps where each tag was first listed.
+ */
+TEST(poolused_tag_not_listed_is_unknown)
+{
+	struct ps_convert_result res;
+	const char *p[] = {
+		write_file("used2.txt",
+			"0: kd> !poolused 2\n"
+			" Tag    Allocs     Used    Allocs     Used\n"
+			" LSbf      100   102400         0        0SMB buffers\n"
+			" Ntfx       10     4096         0        0NTFS\n"),
+		write_file("used4.txt",
+			"0: kd> !poolused 4\n"
+			" Tag    Allocs     Used    Allocs     Used\n"
+			" LSbf      100   102400         0        0SMB buffers\n"
+			" CM31        0        0      700 91750400Configuration Manager\n"),
+	};
+	char db[1024], err[300];
+	struct ps_run *r = convert(p, 2, NULL, &res), *r2 = NULL;
+	const struct ps_tag_series *t;
+
+	if (!r)
+		return;
+	ASSERT_EQ(r->nintervals, 2, "two snapshots");
+	if ((t = tag(r, "CM31", "paged"))) {
+		ASSERT_EQ(t->first, 1, "first listed in the second snapshot");
+		ASSERT_EQ(t->s[1].live_bytes - t->s[0].live_bytes, 0, "no growth from 0");
+	}
+	if ((t = tag(r, "Ntfx", "nonpaged"))) {
+		ASSERT_EQ(t->first, 0, "listed in the first");
+		ASSERT_EQ(t->s[1].live_bytes, 4096, "carried over the snapshot that does not list it");
+	}
+	snprintf(db, sizeof(db), "%s/saved.db", ps_test_tmpdir());
+	if (ASSERT_OK(ps_run_save(r, db, PS_TRACE_F_FORCE, err, sizeof(err)), err) &&
+	    ASSERT_OK(ps_run_load(&r2, db, err, sizeof(err)), err)) {
+		if ((t = tag(r2, "CM31", "paged")))
+			ASSERT_EQ(t->first, 1, "saved and loaded: still first listed in the second");
+		ps_run_free(r2);
+	}
+	ps_run_free(r);
+}
+
+/*
  * Short lines in a console capture (a "q" typed to quit, a stray word) came after longer rows
  * in the same line buffer: the old loop started past a short line's end and read a second row
  * from the row before it, and a type word in column 4 made it copy a tag from before the line.

@@ -43,6 +43,7 @@ struct ps_convert_result {
 	uint32_t snapshots;
 	uint32_t torn_snapshots;		/* sample file: its last snapshot cut short */
 	uint32_t problems;			/* input problems (each printed to err_first) */
+	uint32_t skipped;			/* text lines that are not pool rows */
 	char first_problem[400];
 };
 

@@ -412,8 +412,10 @@ static int parse_line(struct tconv *c, char *line, const char **why)
 			c->total_p = (int64_t)v[3];
 			return 0;
 		}
-		if (strlen(s) < 5 || s[4] != ' ')
+		if (strlen(s) < 5 || s[4] != ' ') {
+			c->res->skipped++;
 			return 0;
+		}
 		memcpy(row.tag, s, 4);
 		s += 4;
 		for (int i = 0; i < 4; i++) {
@@ -423,7 +425,14 @@ static int parse_line(struct tconv *c, char *line, const char **why)
 				return 0;
 			}
 			if (!k) {
-				if (!strstr(line, "...") && !strstr(line, "kd>"))
+				/*
+				 * No number after the tag: not a pool row (windbg's "2257 full
+				 * reads broken into 2626 partial reads", a prompt, "..."). Some
+				 * numbers but not four: a pool row cut short.
+				 */
+				if (!i || strstr(line, "...") || strstr(line, "kd>"))
+					c->res->skipped++;
+				else
 					*why = why_numbers;
 				return 0;
 			}
@@ -446,9 +455,9 @@ static int parse_line(struct tconv *c, char *line, const char **why)
 		return add_row(c, &row) < 0 ? -ENOMEM : 0;
 	}
 	/*
-	 * poolmon row: "<tag4> <Nonp|Paged> numbers", so the type starts at column 5 or later.
-	 * Nothing before column 5 or past the end: fgets() leaves a longer earlier line's bytes
-	 * after a short line's end, and a row read from them would be a tag that is not there.
+	 * poolmon row: "<tag> <Nonp|Paged> numbers", the type at column 5 or later. Nothing past
+	 * the line's end: fgets() leaves a longer earlier line's bytes after a short line's end,
+	 * and a row read from them would be a tag that is not there.
 	 */
 	char *type = NULL;
 	uint8_t pool = P_NONPAGED;
@@ -468,15 +477,32 @@ static int parse_line(struct tconv *c, char *line, const char **why)
 			break;
 		}
 	}
-	if (!type)
+	if (!type) {
+		c->res->skipped++;
 		return 0;
+	}
+	/*
+	 * The tag: what stands before the type, less the line's margin and the spaces between
+	 * them; poolmon pads short tags with spaces ("Io  "), and layouts differ in how many
+	 * spaces follow the tag ("Strg Paged", "Strg  Paged"). More than 4 characters: not a row.
+	 */
+	char *tb = line, *te = type;
+	while (tb < te && (*tb == ' ' || *tb == '\t'))
+		tb++;
+	while (te > tb && (te[-1] == ' ' || te[-1] == '\t'))
+		te--;
+	if (te == tb || te - tb > 4) {
+		c->res->skipped++;
+		return 0;
+	}
 	uint64_t v[8];
 	int n = poolmon_numbers(type + (pool == P_PAGED ? 5 : 4), v, 5);
 	if (n < 4) {
 		*why = n == -2 ? why_absurd : why_numbers;
 		return 0;
 	}
-	memcpy(row.tag, type - 5, 4);
+	memset(row.tag, ' ', 4);
+	memcpy(row.tag, tb, (size_t)(te - tb));
 	row.pool = c->session ? P_SESSION : pool;
 	row.allocs = v[0];
 	row.frees = v[1];

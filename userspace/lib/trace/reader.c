@@ -534,11 +534,22 @@ static int frame_row(struct loader *L, sqlite3_stmt *s)
 static void carry_forward(const struct loader *L)
 {
 	struct ps_run *r = L->r;
+	const char *abs = ps_run_meta(r, PS_META_LIVE_ABSOLUTE);
+	bool absolute = abs && !strcmp(abs, "1");
 
 	for (size_t i = 0; i < r->ntags; i++) {
 		struct ps_sample *s = r->tags[i].s;
+		uint32_t first = 0;
 
-		for (uint32_t k = 1; k < r->nintervals; k++) {
+		while (first < r->nintervals && !L->seen[i * r->nintervals + first])
+			first++;
+		r->tags[i].first = first;
+		/* a snapshot that does not list a tag says nothing about it (trace.h) */
+		for (uint32_t k = 0; absolute && first < r->nintervals && k < first; k++) {
+			s[k].live_objs = s[first].live_objs;
+			s[k].live_bytes = s[first].live_bytes;
+		}
+		for (uint32_t k = first + 1; k < r->nintervals; k++) {
 			if (L->seen[i * r->nintervals + k])
 				continue;
 			s[k].live_objs = s[k - 1].live_objs;
@@ -664,6 +675,8 @@ int ps_run_save(const struct ps_run *r, const char *path, unsigned flags, char *
 	char dummy[8], what[200];
 	struct ps_trace *t = NULL;
 	int64_t *ids = NULL;
+	const char *abs;
+	bool absolute;
 	int e;
 
 	if (!err) {
@@ -682,6 +695,8 @@ int ps_run_save(const struct ps_run *r, const char *path, unsigned flags, char *
 			 : ps_strerror(e));
 		return e;
 	}
+	abs = ps_run_meta(r, PS_META_LIVE_ABSOLUTE);
+	absolute = abs && !strcmp(abs, "1");
 	ids = calloc(r->ntags ? r->ntags : 1, sizeof(*ids));
 	if (!ids) {
 		e = -ENOMEM;
@@ -702,7 +717,15 @@ int ps_run_save(const struct ps_run *r, const char *path, unsigned flags, char *
 		for (size_t i = 0; !e && i < r->ntags; i++) {
 			const struct ps_sample *s = &r->tags[i].s[k];
 
-			if (sample_changed(s, k ? s - 1 : NULL))
+			/*
+			 * Not listed before its first row: no row there (trace.h). In a trace of
+			 * snapshots the first row is written even when it is all zero, or the tag
+			 * would seem first listed later.
+			 */
+			if (k < r->tags[i].first)
+				continue;
+			if ((absolute && k == r->tags[i].first) ||
+			    sample_changed(s, k > r->tags[i].first ? s - 1 : NULL))
 				e = ps_trace_add_sample(t, ids[i], s);
 		}
 		for (size_t i = 0; !e && i < r->nsys; i++)

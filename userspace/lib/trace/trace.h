@@ -186,6 +186,14 @@ struct ps_tag_series {
 	struct ps_tag tag;	/* strings owned by the run */
 	struct ps_sample *s;	/* [nintervals]; live_* carried forward over intervals with no row */
 	struct ps_sample total;	/* allocs/frees/bytes summed, live_* at the last interval */
+	/*
+	 * The first interval with a row of this tag (nintervals: none; 0 for runs built in
+	 * memory). Before it, a trace of absolute snapshots (meta live_absolute = 1: poolmon,
+	 * !poolused, sample files) did not list the tag, which says nothing about it: its live_*
+	 * there are those of its first row, so that growth is measured only from where it is
+	 * listed. In other traces they are 0 (nothing allocated since the start).
+	 */
+	uint32_t first;
 };
 
 struct ps_slab_series {
