@@ -422,8 +422,10 @@ void ps_attribute(const struct ps_rules *rs, const struct ps_run *r,
 				c = match(rs, PS_RF_FRAME, val, t->site_module, &line);
 			if (c) {
 				ps_strlcpy(a->cls, c, sizeof(a->cls));
-				snprintf(a->evidence, sizeof(a->evidence), "%s %s (rule %u)",
-					 field_names[f], val, line);
+				snprintf(a->evidence, sizeof(a->evidence), "%s %s%s (rule %u)",
+					 field_names[f], val,
+					 f == PS_RF_OWNER && (t->flags & PS_TAG_F_OWNER_BUILTIN) ?
+					 " from the built-in tag table" : "", line);
 				a->confidence = field_conf[f];
 				return;
 			}

@@ -14,6 +14,7 @@
 #include "userspace/lib/etw/convert.h"
 #include "userspace/lib/etw/pooltag.h"
 #include "userspace/lib/trace/trace.h"
+#include "analysis/analysis.h"
 #include "etl_corpus.h"
 
 static struct ps_run *convert(const char *const *paths, size_t n, const struct ps_pooltags *pt,
@@ -71,7 +72,8 @@ TEST(poolmon_n_snapshot_intel)
 	t = tag(r, "MmSt", "paged");
 	if (t) {
 		ASSERT_EQ(t->s[0].live_bytes, 156097152, "MmSt Bytes");
-		ASSERT_EQ(t->tag.flags, PS_TAG_F_RECLAIMABLE, "paged flags");
+		ASSERT_EQ(t->tag.flags, PS_TAG_F_RECLAIMABLE | PS_TAG_F_OWNER_BUILTIN, "paged flags");
+		ASSERT_STREQ(t->tag.owner, "nt!mm", "the memory manager, from the built-in table");
 	}
 	/* "Pool N:710920K P:983564K": N is nonpaged */
 	const struct ps_series *np = ps_run_sys(r, "NonPagedPool"), *pp = ps_run_sys(r, "PagedPool");
@@ -391,6 +393,89 @@ TEST(poolused_tag_not_listed_is_unknown)
 		ps_run_free(r2);
 	}
 	ps_run_free(r);
+}
+
+/*
+ * Without pooltag.txt the well-known tags of the seed's question still get their drivers, from
+ * the project's own table, flagged so; the user's pooltag.txt wins where it names a binary.
+ */
+TEST(builtin_pool_tag_owners)
+{
+	static const struct { const char *tag, *pool, *owner; } want[] = {
+		{ "NtFs", "paged", "ntfs.sys" },    { "TcpE", "nonpaged", "tcpip.sys" },
+		{ "LS2f", "nonpaged", "srv2.sys" }, { "LS05", "nonpaged", "srvnet.sys" },
+		{ "LS20", "nonpaged", "srvnet.sys" }, { "LSbf", "nonpaged", "srvnet.sys" },
+		{ "LSss", "nonpaged", "srv.sys" },  { "Afd?", NULL, NULL },
+	};
+	struct ps_convert_result res;
+	struct ps_pooltags pt;
+	char err[300];
+	const char *text =
+		" Tag  Type     Allocs         Frees    Diff   Bytes    Per Alloc\n"
+		" NtFs Paged      1000       900       100   102400       1024\n"
+		" TcpE Nonp         10         5         5     500        100\n"
+		" LS2f Nonp         10         5         5     500        100\n"
+		" LS05 Nonp         10         5         5     500        100\n"
+		" LS20 Nonp         10         5         5     500        100\n"
+		" LSbf Nonp         10         5         5     500        100\n"
+		" LSss Nonp         10         5         5     500        100\n"
+		" Zzzz Nonp         10         5         5     500        100\n";
+	const char *p[] = { write_file("owners.log", text) };
+	struct ps_run *r = convert(p, 1, NULL, &res);
+	const struct ps_tag_series *t;
+
+	if (!r)
+		return;
+	for (size_t i = 0; want[i].pool; i++) {
+		if (!(t = tag(r, want[i].tag, want[i].pool)))
+			continue;
+		ASSERT_STREQ(t->tag.owner, want[i].owner, want[i].tag);
+		ASSERT_TRUE(t->tag.flags & PS_TAG_F_OWNER_BUILTIN, "flagged built-in");
+	}
+	if ((t = tag(r, "Zzzz", "nonpaged")))
+		ASSERT_TRUE(!t->tag.owner && !(t->tag.flags & PS_TAG_F_OWNER_BUILTIN), "unknown tag");
+	/* the paths of the seed's question, with the shipped rules */
+	struct ps_rules *rs = NULL;
+	struct ps_report rep;
+
+	if (ASSERT_OK(ps_rules_load(&rs, ps_test_srcpath("analysis/rules/default.rules"), err,
+				    sizeof(err)), err) &&
+	    ASSERT_OK(ps_report_build(&rep, r, rs, 0, UINT64_MAX), "report")) {
+		for (size_t i = 0; i < rep.nrows; i++) {
+			const struct ps_report_row *w = &rep.rows[i];
+			const char *n = w->ts->tag.name;
+
+			if (!strcmp(n, "NtFs")) {
+				ASSERT_STREQ(w->a.cls, "file-services/filesystem", "NtFs");
+				ASSERT_STRSTR(w->a.evidence, "from the built-in tag table", "says so");
+			} else if (!strcmp(n, "TcpE")) {
+				ASSERT_STREQ(w->a.cls, "network", "TcpE");
+			} else if (!strcmp(n, "LS2f")) {
+				ASSERT_STREQ(w->a.cls, "file-services/smb-server", "LS2f");
+			} else if (!strcmp(n, "LSbf")) {
+				ASSERT_STREQ(w->a.cls, "network/smb-transport", "LSbf");
+			}
+		}
+		ps_report_free(&rep);
+	}
+	ps_rules_free(rs);
+	ps_run_free(r);
+
+	const char *ptf = write_file("mine.txt", "LSbf - mysrv.sys - mine\nNtFs - <unknown> - ?\n");
+	if (!ASSERT_OK(ps_pooltag_load(&pt, ptf, err, sizeof(err)), err))
+		return;
+	p[0] = write_file("owners2.log", text);
+	r = convert(p, 1, &pt, &res);
+	if (r) {
+		if ((t = tag(r, "LSbf", "nonpaged"))) {
+			ASSERT_STREQ(t->tag.owner, "mysrv.sys", "the user's pooltag.txt wins");
+			ASSERT_FALSE(t->tag.flags & PS_TAG_F_OWNER_BUILTIN, "not flagged");
+		}
+		if ((t = tag(r, "NtFs", "paged")))
+			ASSERT_STREQ(t->tag.owner, "ntfs.sys", "an entry without a binary says nothing");
+		ps_run_free(r);
+	}
+	ps_pooltag_free(&pt);
 }
 
 /*

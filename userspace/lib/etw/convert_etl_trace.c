@@ -149,11 +149,11 @@ int ps_conv_etl__new_tag(struct conv *c, uint32_t tag, uint8_t pool, bool reclai
 			     .pool = pool_names[pool],
 			     .flags = reclaimable ? PS_TAG_F_RECLAIMABLE : 0 };
 	pt.domain = ps_flags_domain(pt.flags);
-	if (c->o->pooltags) {
-		const struct ps_pooltag_ent *pe = ps_pooltag_find(c->o->pooltags, name);
-		if (pe)
-			pt.owner = pe->binary;
-	}
+	bool builtin;
+
+	pt.owner = ps_pool_owner(c->o->pooltags, name, &builtin);
+	if (builtin)
+		pt.flags |= PS_TAG_F_OWNER_BUILTIN;
 	int r = ps_trace_add_tag(c->t, &pt);
 	if (r < 0)
 		return ps_conv_etl__fail_trace(c, "tag", r);

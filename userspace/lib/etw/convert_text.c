@@ -107,11 +107,11 @@ static int flush(struct tconv *c)
 					     .pool = pool_names[w->pool],
 					     .flags = w->pool == P_PAGED ? PS_TAG_F_RECLAIMABLE : 0 };
 			pt.domain = ps_flags_domain(pt.flags);
-			if (c->o->pooltags) {
-				const struct ps_pooltag_ent *pe = ps_pooltag_find(c->o->pooltags, w->tag);
-				if (pe)
-					pt.owner = pe->binary;
-			}
+			bool builtin;
+
+			pt.owner = ps_pool_owner(c->o->pooltags, w->tag, &builtin);
+			if (builtin)
+				pt.flags |= PS_TAG_F_OWNER_BUILTIN;
 			r = ps_trace_add_tag(c->t, &pt);
 			if (r)
 				break;

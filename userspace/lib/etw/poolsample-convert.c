@@ -40,6 +40,7 @@ struct stag {
 struct sconv {
 	const char *path;
 	struct ps_trace *t;
+	const struct ps_pooltags *pooltags;	/* --pooltag, or NULL */
 	char *err;
 	size_t errlen;
 	/* the snapshot being read */
@@ -84,6 +85,7 @@ static int series_of(struct sconv *c, struct rec *rec)
 {
 	char name[5];
 	uint32_t key, v;
+	bool builtin;
 	int r;
 
 	ps_pool_tag_format(rec->tag, name);
@@ -101,6 +103,9 @@ static int series_of(struct sconv *c, struct rec *rec)
 			      .pool = ps_pool_type_name(rec->paged),
 			      .flags = rec->paged ? PS_TAG_F_RECLAIMABLE : 0 };
 	tag.domain = ps_flags_domain(tag.flags);
+	tag.owner = ps_pool_owner(c->pooltags, name, &builtin);
+	if (builtin)
+		tag.flags |= PS_TAG_F_OWNER_BUILTIN;
 	r = ps_trace_add_tag(c->t, &tag);
 	if (r)
 		return write_failed(c, r);
@@ -253,8 +258,8 @@ static int finish(struct sconv *c, bool torn, const char *host, const char *osve
 int ps_convert_poolsample(struct ps_trace *t, const char *path, const struct ps_convert_opts *o,
 			  struct ps_convert_result *res, char *err, size_t errlen)
 {
-	struct sconv c = { .path = path, .t = t, .err = err, .errlen = errlen, .backwards = -1,
-			   .live_over = -1 };
+	struct sconv c = { .path = path, .t = t, .pooltags = o ? o->pooltags : NULL, .err = err,
+			   .errlen = errlen, .backwards = -1, .live_over = -1 };
 	size_t lineno = 0;
 	int in_snap = 0, rc = -EINVAL;
 	char line[512], host[128] = "", osver[64] = "", ivl[32] = "";

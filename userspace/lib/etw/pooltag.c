@@ -106,7 +106,7 @@ int ps_pooltag_load(struct ps_pooltags *pt, const char *path, char *err, size_t 
 	return 0;
 }
 
-static bool match(const char *pat, const char *tag)
+bool ps_pooltag_match(const char *pat, const char tag[4])
 {
 	for (int i = 0; i < 4; i++) {
 		if (pat[i] == '*')
@@ -123,7 +123,7 @@ const struct ps_pooltag_ent *ps_pooltag_find(const struct ps_pooltags *pt, const
 		if (!memcmp(pt->ent[i].tag, tag, 4))
 			return &pt->ent[i];
 	for (size_t i = 0; i < pt->n; i++)
-		if (strpbrk(pt->ent[i].tag, "?*") && match(pt->ent[i].tag, tag))
+		if (strpbrk(pt->ent[i].tag, "?*") && ps_pooltag_match(pt->ent[i].tag, tag))
 			return &pt->ent[i];
 	return NULL;
 }

@@ -8,6 +8,7 @@
 #ifndef PS_ETW_POOLTAG_H
 #define PS_ETW_POOLTAG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct ps_pooltag_ent {
@@ -27,5 +28,15 @@ int ps_pooltag_load(struct ps_pooltags *pt, const char *path, char *err, size_t 
 /* Entry for a 4-character tag (exact first, then patterns in file order), or NULL. */
 const struct ps_pooltag_ent *ps_pooltag_find(const struct ps_pooltags *pt, const char tag[4]);
 void ps_pooltag_free(struct ps_pooltags *pt);
+
+/* Whether tag matches pattern pat of pooltag.txt ('?' one character, '*' the rest). */
+bool ps_pooltag_match(const char *pat, const char tag[4]);
+/* The driver of a well-known tag from the project's own table (pooltag_builtin.c), or NULL. */
+const char *ps_pooltag_builtin(const char tag[4]);
+/*
+ * The owner of a tag: pt's (the user's pooltag.txt, may be NULL) when it names a binary, else
+ * the built-in table's (*builtin set), else NULL.
+ */
+const char *ps_pool_owner(const struct ps_pooltags *pt, const char tag[4], bool *builtin);
 
 #endif

@@ -151,6 +151,7 @@
 #define PS_TAG_F_RECLAIMABLE	0x1	/* SReclaimable / paged pool: can leave RAM under pressure */
 #define PS_TAG_F_SLAB_BACKING	0x2	/* pages backing slabs or large kmalloc: counted elsewhere  */
 #define PS_TAG_F_SAMPLED	0x4	/* counts are scaled from an address-hash sample          */
+#define PS_TAG_F_OWNER_BUILTIN	0x8	/* owner from the built-in pool tag table, not pooltag.txt */
 
 
 #endif
