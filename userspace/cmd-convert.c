@@ -180,8 +180,9 @@ static int convert_main(int argc, char **argv, const char **in)
 		r = ps_convert_text(t, in, nin, &o, &res, err, sizeof(err));
 	ps_pooltag_free(&pt);
 	if (res.torn_snapshots)
-		fprintf(stderr, "poolscope convert: %s: warning: the last snapshot was cut short "
-			"(the sampler was stopped while writing it) and was dropped\n", in[0]);
+		fprintf(stderr, "poolscope convert: %s: warning: %u snapshots cut short (the "
+			"sampler was stopped while writing them) were dropped\n", in[0],
+			res.torn_snapshots);
 	if (r < 0) {
 		ps_trace_discard(t);
 		fprintf(stderr, "poolscope convert: %s\n", err);

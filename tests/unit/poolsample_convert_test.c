@@ -2,8 +2,9 @@
 /*
  * Round trip: write sample files with the shared writer, convert them into a trace as `convert`
  * does (create, convert, close or discard), load it back and check the fields; torn last
- * snapshot, bad magic, wrong version, absurd numbers, a clock going back and live figures past
- * what a trace holds must be reported.
+ * snapshot, a writer restarted after a kill, counters that wrap and a clock stepped back must
+ * convert; bad magic, wrong version, absurd numbers and live figures past what a trace holds
+ * must be reported.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -233,17 +234,116 @@ TEST(bad_inputs)
 }
 
 /*
- * A clock going back is found when its snapshot ends, and reported at the end of the file: a
- * malformed line after it is the error, as when the file was read whole before any writing.
+ * A wall clock stepped back by time sync (snapshot 1 at 500 after 1000) gives no interval
+ * length: the interval gets the nominal one and the step is counted, and the file converts. A
+ * malformed line without a restart after it is still an error at its line.
  */
-TEST(backwards)
+TEST(clock_step_back)
 {
-	static const char back[] = "#poolscope-sample 1\nS 0 1000 1 2 3\nE 0\nS 1 500 1 2 3\nE 1\n";
-	char text[256];
+	static const char back[] = "#poolscope-sample 1\n#meta interval_ns\t250\nS 0 1000 1 2 3\n"
+				   "E 0\nS 1 500 1 2 3\nE 1\nS 2 800 1 2 3\nE 2\n";
+	struct ps_convert_result res;
+	struct ps_run *r = NULL;
+	char err[256] = "", text[256];
 
-	expect_error("back.tsv", back, "snapshot 1: wall_ns goes backwards");
-	snprintf(text, sizeof(text), "%sS 2 600 1 2 3\nT 4141 nonpaged 1 1 1\nE 2\n", back);
-	expect_error("back-bad.tsv", text, ":7: field tag_hex");
+	if (ASSERT_OK(convert(write_text("back.tsv", back), "back.db", &r, &res, err, sizeof(err)),
+		      err) && ASSERT_EQ(r->nintervals, 3, "every snapshot")) {
+		ASSERT_U64_EQ(r->intervals[1].t_ns, 250, "the nominal interval over the step");
+		ASSERT_U64_EQ(r->intervals[2].t_ns, 550, "then the clock's own steps");
+		ASSERT_U64_EQ(r->intervals[1].wall_ns, 500, "the wall clock as written");
+		ASSERT_STREQ(ps_run_meta(r, "clock_steps_back"), "1", "counted");
+	}
+	ps_run_free(r);
+	snprintf(text, sizeof(text), "%sS 3 900 1 2 3\nT 4141 nonpaged 1 1 1\nE 3\n", back);
+	expect_error("back-bad.tsv", text, ":10: field tag_hex");
+}
+
+/*
+ * A writer killed in the middle of a line, then started again on the same file: the restart
+ * starts a fresh line and writes no second header; the snapshot it was killed in is dropped as
+ * torn, the cut line forgiven, and the file converts. An older writer's restart (the header
+ * again, after a snapshot without its end) is read the same way. A cut line at the end of the
+ * file is a torn snapshot too; a malformed line followed by more records is not.
+ */
+TEST(restart_after_kill)
+{
+	const char *meta[] = { "host", "srv1", "interval_ns", "1000000000", NULL };
+	struct ps_convert_result res;
+	struct ps_run *r = NULL;
+	char path[512], err[256] = "", buf[4096];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/restart.tsv", ps_test_tmpdir());
+	f = fopen(path, "w+b");
+	if (!ASSERT_NOT_NULL(f, path))
+		return;
+	ASSERT_OK(ps_poolsample_open(f, meta, 1000), "header on an empty file");
+	ps_poolsample_begin(f, 0, 1000000000, 1, 2, 3);
+	ps_poolsample_tag(f, 0x6662534c, false, 10, 4, 600);
+	ps_poolsample_end(f, 0);
+	ps_poolsample_begin(f, 1, 2000000000, 1, 2, 3);
+	fputs("T 6662534c nonpa", f);		/* killed here */
+	fclose(f);
+	f = fopen(path, "a+b");
+	if (!ASSERT_NOT_NULL(f, path))
+		return;
+	ASSERT_OK(ps_poolsample_open(f, meta, 3000000000), "restart");
+	ps_poolsample_begin(f, 0, 3000000000, 1, 2, 3);
+	ps_poolsample_tag(f, 0x6662534c, false, 30, 5, 2500);
+	ps_poolsample_end(f, 0);
+	fclose(f);
+	f = fopen(path, "rb");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	buf[n] = 0;
+	if (f)
+		fclose(f);
+	ASSERT_STRSTR(buf, "nonpa\n#restart 3000000000\nS 0", "a fresh line, then the restart");
+	ASSERT_TRUE(strstr(buf, "#poolscope-sample") &&
+		    !strstr(strstr(buf, "#poolscope-sample") + 1, "#poolscope-sample"), "one header");
+	if (ASSERT_OK(convert(path, "restart.db", &r, &res, err, sizeof(err)), err)) {
+		ASSERT_EQ(r->nintervals, 2, "the two complete snapshots");
+		ASSERT_EQ(res.torn_snapshots, 1, "the one killed");
+		ASSERT_EQ(find_tag(r, "LSbf")->s[1].live_bytes, 2500, "after the restart");
+	}
+	ps_run_free(r);
+
+	/* an older writer: killed between lines, then the header again */
+	if (ASSERT_OK(convert(write_text("old.tsv",
+			"#poolscope-sample 1\nS 0 10 1 2 3\nT 41414141 nonpaged 2 1 64\nE 0\n"
+			"S 1 20 1 2 3\nT 41414141 nonpaged 3 1 96\n"
+			"#poolscope-sample 1\n#meta host\tsrv1\nS 0 30 1 2 3\n"
+			"T 41414141 nonpaged 4 1 128\nE 0\n"), "old.db", &r, &res, err,
+			      sizeof(err)), err)) {
+		ASSERT_EQ(r->nintervals, 2, "two complete snapshots");
+		ASSERT_EQ(res.torn_snapshots, 1, "one torn");
+	}
+	ps_run_free(r);
+	/* cut at the very end */
+	if (ASSERT_OK(convert(write_text("cut.tsv",
+			"#poolscope-sample 1\nS 0 10 1 2 3\nE 0\nS 1 20 1 2 3\nT 4141"),
+			      "cut.db", &r, &res, err, sizeof(err)), err))
+		ASSERT_EQ(res.torn_snapshots, 1, "torn at the end");
+	ps_run_free(r);
+	expect_error("mid.tsv", "#poolscope-sample 1\nS 0 10 1 2 3\nT 4141\nT 41414141 nonpaged "
+		     "1 1 1\nE 0\n", ":3: tag line outside a snapshot or not 6 fields");
+}
+
+/*
+ * The kernel's per-tag counters are 32 bits and wrap: 100 allocations (wrapped) against
+ * 4294967196 frees are 200 live objects, not -4294967096.
+ */
+TEST(counter_wrap)
+{
+	struct ps_convert_result res;
+	struct ps_run *r = NULL;
+	char err[256] = "";
+
+	if (ASSERT_OK(convert(write_text("wrap.tsv",
+			"#poolscope-sample 1\nS 0 10 1 2 3\nT 41414141 nonpaged 100 4294967196 "
+			"12800\nE 0\n"), "wrap.db", &r, &res, err, sizeof(err)), err))
+		ASSERT_EQ(find_tag(r, "AAAA")->s[0].live_objs, 200, "modulo 2^32");
+	ps_run_free(r);
 }
 
 /*

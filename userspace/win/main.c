@@ -106,7 +106,7 @@ static int do_sample(int argc, char **argv)
 		fprintf(stderr, "poolscope-win sample: -o FILE is required\n");
 		return 2;
 	}
-	f = fopen(out, "ab");
+	f = fopen(out, "a+b");
 	if (!f) {
 		fprintf(stderr, "poolscope-win sample: %s: %s\n", out, strerror(errno));
 		return 1;
@@ -121,11 +121,11 @@ static int do_sample(int argc, char **argv)
 		snprintf(vbuf, sizeof(vbuf), "%lu.%lu.%lu", vi.dwMajorVersion, vi.dwMinorVersion,
 			 vi.dwBuildNumber);
 	}
-	if (ftell(f) == 0 || fseek(f, 0, SEEK_END) || ftell(f) == 0) {
+	{
 		const char *meta[] = { "host", host, "os", "windows", "os_version", vbuf,
 				       "interval_ns", ibuf, "source", "poolscope-win-sample", NULL };
 
-		if (ps_poolsample_write_header(f, meta)) {
+		if (ps_poolsample_open(f, meta, wall_ns())) {
 			fprintf(stderr, "poolscope-win sample: %s: write failed (disk full?)\n", out);
 			goto out;
 		}
@@ -134,7 +134,8 @@ static int do_sample(int argc, char **argv)
 	if (!buf)
 		goto out;
 	SetConsoleCtrlHandler(on_ctrl, TRUE);
-	start = wall_ns();
+	/* the run's length by a clock that time sync does not step */
+	start = GetTickCount64();
 	while (!stop_flag) {
 		PERFORMANCE_INFORMATION pi = { .cb = sizeof(pi) };
 		struct ps_system_pooltag_information *ti;
@@ -174,7 +175,7 @@ static int do_sample(int argc, char **argv)
 			goto out;
 		}
 		snap++;
-		if (duration_ns && now - start >= duration_ns)
+		if (duration_ns && (GetTickCount64() - start) * 1000000ULL >= duration_ns)
 			break;
 		Sleep((DWORD)(interval_ns / 1000000));
 	}

@@ -49,13 +49,15 @@ struct sconv {
 	size_t n;
 	/* the snapshots that ended */
 	uint32_t nsnaps;
-	uint64_t wall0, prev;
+	uint64_t wall0, prev, t_prev;
+	uint64_t nominal_ns;	/* #meta interval_ns, 0 when absent */
+	uint32_t clock_steps;	/* snapshots whose wall clock went back */
 	struct stag *tags;
 	uint32_t ntags;
 	struct ps_kmap tagmap;		/* (tag as formatted, paged) -> index into tags */
 	uint64_t run_sum;	/* the tags' allocs and frees, until past PS_TRACE_SUM_MAX */
-	/* for the end of the file: the first snapshot found going back, or past the live sum */
-	int64_t backwards, live_over;
+	/* for the end of the file: the first snapshot past the live sum */
+	int64_t live_over;
 	bool run_over;
 };
 
@@ -117,6 +119,19 @@ static int series_of(struct sconv *c, struct rec *rec)
 }
 
 /*
+ * Live objects: allocations less frees. The kernel's SYSTEM_POOLTAG counters are 32 bits (ULONG)
+ * and wrap on a busy server, so frees can read above allocations: their difference modulo 2^32
+ * is the count, as long as fewer than 2^32 objects are live. Larger counters (a writer that
+ * widens them) are taken as they are.
+ */
+static int64_t live_objs(const struct rec *h)
+{
+	if (h->allocs <= UINT32_MAX && h->frees <= UINT32_MAX)
+		return (int64_t)(uint32_t)(h->allocs - h->frees);
+	return (int64_t)(h->allocs - h->frees);
+}
+
+/*
  * The samples of a snapshot: a series it has gets its live figures and the deltas of its
  * counters since the last snapshot that had it (0 the first time); a series it lacks keeps its
  * live figures (the reader carries them). A row only when something changed, as the trace
@@ -136,8 +151,7 @@ static int write_samples(struct sconv *c)
 	for (size_t j = 0; j < c->n && !r; j++) {
 		const struct rec *h = &c->r[j];
 		struct stag *g = &c->tags[h->ti];
-		struct ps_sample s = { .live_objs = (int64_t)(h->allocs - h->frees),
-				       .live_bytes = (int64_t)h->bytes };
+		struct ps_sample s = { .live_objs = live_objs(h), .live_bytes = (int64_t)h->bytes };
 
 		if (g->hit != j + 1)
 			continue;	/* a record of another tag, or an earlier duplicate */
@@ -171,22 +185,30 @@ static int write_samples(struct sconv *c)
 static int end_snapshot(struct sconv *c)
 {
 	uint32_t k = c->nsnaps++;
-	uint64_t prev = k ? c->prev : c->wall;
+	uint64_t prev = k ? c->prev : c->wall, t, dur;
 	int64_t live = 0;
 	int r;
 
 	if (!k)
 		c->wall0 = c->wall;
-	c->prev = c->wall;
-	if (c->backwards >= 0)
-		return 0;
-	if (c->wall < prev) {
-		c->backwards = k;
-		return 0;
+	/*
+	 * Interval times accumulate the wall clock's steps forward. A wall clock that went back
+	 * (time sync stepped it) gives no length: the interval gets the nominal one (#meta
+	 * interval_ns, else the previous interval's, else 1 s) and the step is counted.
+	 */
+	if (c->wall >= prev) {
+		dur = c->wall - prev;
+	} else {
+		dur = c->nominal_ns ? c->nominal_ns : k > 1 && c->t_prev ? c->t_prev / (k - 1) :
+		      1000000000ull;
+		c->clock_steps++;
 	}
+	t = k ? c->t_prev + dur : 0;
+	c->prev = c->wall;
+	c->t_prev = t;
 	if (c->live_over >= 0)
-		return 0;		/* the conversion fails: only a step back is left to find */
-	r = ps_trace_begin_interval(c->t, k, c->wall - c->wall0, c->wall, c->wall - prev);
+		return 0;		/* the conversion fails */
+	r = ps_trace_begin_interval(c->t, k, t, c->wall, dur);
 	if (r)
 		return write_failed(c, r);
 	r = write_samples(c);
@@ -211,7 +233,7 @@ static int end_snapshot(struct sconv *c)
 }
 
 /* The end of a file read without a malformed line: what end_snapshot() found, then meta. */
-static int finish(struct sconv *c, bool torn, const char *host, const char *osver,
+static int finish(struct sconv *c, uint32_t torn, const char *host, const char *osver,
 		  const char *ivl, struct ps_convert_result *res)
 {
 	static const char past[] = "add up past 2^61 (2 EiB), more than any machine holds";
@@ -219,11 +241,6 @@ static int finish(struct sconv *c, bool torn, const char *host, const char *osve
 
 	if (!c->nsnaps) {
 		snprintf(c->err, c->errlen, "%s: no complete snapshot", c->path);
-		return -EINVAL;
-	}
-	if (c->backwards >= 0) {
-		snprintf(c->err, c->errlen, "%s: snapshot %lld: wall_ns goes backwards", c->path,
-			 (long long)c->backwards);
 		return -EINVAL;
 	}
 	res->torn_snapshots = torn;
@@ -241,6 +258,7 @@ static int finish(struct sconv *c, bool torn, const char *host, const char *osve
 	r = r ?: ps_trace_set_meta(c->t, PS_META_SOURCE, PS_SOURCE_WIN_SAMPLE);
 	r = r ?: ps_trace_set_meta_int(c->t, PS_META_LIVE_ABSOLUTE, 1);
 	r = r ?: ps_trace_set_meta_int(c->t, PS_META_TORN_SNAPSHOTS, torn);
+	r = r ?: ps_trace_set_meta_int(c->t, PS_META_CLOCK_STEPS_BACK, c->clock_steps);
 	if (host[0])
 		r = r ?: ps_trace_set_meta(c->t, PS_META_HOST, host);
 	if (osver[0])
@@ -259,9 +277,11 @@ int ps_convert_poolsample(struct ps_trace *t, const char *path, const struct ps_
 			  struct ps_convert_result *res, char *err, size_t errlen)
 {
 	struct sconv c = { .path = path, .t = t, .pooltags = o ? o->pooltags : NULL, .err = err,
-			   .errlen = errlen, .backwards = -1, .live_over = -1 };
-	size_t lineno = 0;
-	int in_snap = 0, rc = -EINVAL;
+			   .errlen = errlen, .live_over = -1 };
+	size_t lineno = 0, pending = 0;
+	int in_snap = 0, pending_snap = 0, rc = -EINVAL;
+	uint32_t torn = 0;
+	bool cut = false;
 	char line[512], host[128] = "", osver[64] = "", ivl[32] = "";
 	FILE *f;
 
@@ -277,11 +297,27 @@ int ps_convert_poolsample(struct ps_trace *t, const char *path, const struct ps_
 		uint64_t v[6];
 
 		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
+		cut = !strchr(line, '\n');
+		if (cut && !feof(f)) {
 			snprintf(err, errlen, "%s:%zu: line too long", path, lineno);
 			goto out;
 		}
 		line[strcspn(line, "\r\n")] = '\0';
+		/*
+		 * A restart of the writer (its restart line, or the header an older writer wrote
+		 * again): the snapshot it was killed in is torn, and the line it was cut in the
+		 * middle of is forgiven.
+		 */
+		if (lineno > 1 && (!strncmp(line, PS_POOLSAMPLE_RESTART " ",
+					    strlen(PS_POOLSAMPLE_RESTART) + 1) ||
+				   !strncmp(line, PS_POOLSAMPLE_MAGIC " ",
+					    strlen(PS_POOLSAMPLE_MAGIC) + 1))) {
+			torn += pending ? pending_snap : in_snap;
+			pending = 0;
+			in_snap = 0;
+			err[0] = '\0';
+			continue;
+		}
 		if (lineno == 1) {
 			size_t ml = strlen(PS_POOLSAMPLE_MAGIC);
 
@@ -307,8 +343,11 @@ int ps_convert_poolsample(struct ps_trace *t, const char *path, const struct ps_
 				snprintf(host, sizeof(host), "%s", val);
 			else if (!strcmp(k, "os_version"))
 				snprintf(osver, sizeof(osver), "%s", val);
-			else if (!strcmp(k, "interval_ns"))
+			else if (!strcmp(k, "interval_ns") && !parse_u64(val, &c.nominal_ns) &&
+				 c.nominal_ns <= (uint64_t)PS_TRACE_TIME_MAX / 2)
 				snprintf(ivl, sizeof(ivl), "%s", val);
+			else if (!strcmp(k, "interval_ns"))
+				c.nominal_ns = 0;	/* not a duration: not stored either */
 			continue;
 		}
 		if (line[0] == '#' || !line[0])
@@ -317,6 +356,8 @@ int ps_convert_poolsample(struct ps_trace *t, const char *path, const struct ps_
 			tok[nt++] = w;
 		if (!nt)
 			continue;		/* only spaces: a blank line */
+		if (pending)
+			goto out;		/* a malformed line, and no restart after it */
 		if (!strcmp(tok[0], "S")) {
 			if (in_snap) {
 				snprintf(err, errlen, "%s:%zu: snapshot started before the previous one ended",
@@ -333,7 +374,7 @@ int ps_convert_poolsample(struct ps_trace *t, const char *path, const struct ps_
 				    (i >= 2 && v[i] > PS_CONVERT_ABSURD)) {
 					snprintf(err, errlen, "%s:%zu: field %s: expected a plausible unsigned number",
 						 path, lineno, names[i]);
-					goto out;
+					goto bad;
 				}
 			}
 			c.wall = v[1];
@@ -350,16 +391,16 @@ int ps_convert_poolsample(struct ps_trace *t, const char *path, const struct ps_
 			if (!in_snap || nt != 6) {
 				snprintf(err, errlen, "%s:%zu: tag line outside a snapshot or not 6 fields",
 					 path, lineno);
-				goto out;
+				goto bad;
 			}
 			tg = strtoul(tok[1], &end, 16);
 			if (*end || strlen(tok[1]) != 8) {
 				snprintf(err, errlen, "%s:%zu: field tag_hex: expected 8 hex digits", path, lineno);
-				goto out;
+				goto bad;
 			}
 			if (strcmp(tok[2], "paged") && strcmp(tok[2], "nonpaged")) {
 				snprintf(err, errlen, "%s:%zu: field pool: expected paged or nonpaged", path, lineno);
-				goto out;
+				goto bad;
 			}
 			for (int i = 0; i < 3; i++) {
 				static const char *const names[] = { "allocs", "frees", "bytes" };
@@ -367,7 +408,7 @@ int ps_convert_poolsample(struct ps_trace *t, const char *path, const struct ps_
 				if (parse_u64(tok[i + 3], &v[i]) || v[i] > PS_CONVERT_ABSURD) {
 					snprintf(err, errlen, "%s:%zu: field %s: expected a plausible unsigned number",
 						 path, lineno, names[i]);
-					goto out;
+					goto bad;
 				}
 			}
 			nr = realloc(c.r, (c.n + 1) * sizeof(*nr));
@@ -394,14 +435,25 @@ int ps_convert_poolsample(struct ps_trace *t, const char *path, const struct ps_
 		} else {
 			snprintf(err, errlen, "%s:%zu: unknown record '%s' (expected S, T or E)",
 				 path, lineno, tok[0]);
-			goto out;
+			goto bad;
 		}
+		continue;
+bad:
+		/* fails at the next record, unless a restart or the cut end of the file follows */
+		pending = lineno;
+		pending_snap = in_snap || !strcmp(tok[0], "S");
+		in_snap = 0;
 	}
 	if (lineno == 0) {
 		snprintf(err, errlen, "%s: empty file (expected '%s 1')", path, PS_POOLSAMPLE_MAGIC);
 		goto out;
 	}
-	rc = finish(&c, in_snap, host, osver, ivl, res);
+	/* the last line, cut short by a kill: its snapshot is torn */
+	if (pending && !(pending == lineno && cut))
+		goto out;
+	torn += pending ? pending_snap : in_snap;
+	err[0] = '\0';
+	rc = finish(&c, torn, host, osver, ivl, res);
 out:
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "%s: out of memory", path);

@@ -29,6 +29,29 @@ int ps_poolsample_write_header(FILE *f, const char *const *meta)
 	return io_err(f);
 }
 
+int ps_poolsample_open(FILE *f, const char *const *meta, uint64_t wall_ns)
+{
+	long size;
+	int ch;
+
+	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0)
+		return -errno;
+	if (!size)
+		return ps_poolsample_write_header(f, meta);
+	/* a writer killed mid-line left no newline: the restart line must not join its line */
+	if (fseek(f, -1, SEEK_END))
+		return -errno;
+	ch = fgetc(f);
+	if (fseek(f, 0, SEEK_END))
+		return -errno;
+	if (ch != '\n')
+		fputc('\n', f);
+	fprintf(f, "%s %" PRIu64 "\n", PS_POOLSAMPLE_RESTART, wall_ns);
+	if (fflush(f))
+		return -errno;
+	return io_err(f);
+}
+
 int ps_poolsample_begin(FILE *f, uint32_t snap, uint64_t wall_ns, uint64_t nonpaged,
 			uint64_t paged, uint64_t avail)
 {

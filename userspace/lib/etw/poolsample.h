@@ -9,6 +9,9 @@
  *   S <snap> <wall_ns> <nonpaged_bytes> <paged_bytes> <avail_bytes>
  *   T <tag-hex8> <nonpaged|paged> <allocs> <frees> <bytes>
  *   E <snap>
+ * A writer started again on the same file appends "#restart <wall_ns>" on a line of its own
+ * and goes on; the snapshot it was killed in (an S without its E, maybe a line cut short)
+ * ends there.
  */
 #ifndef PS_POOLSAMPLE_H
 #define PS_POOLSAMPLE_H
@@ -21,8 +24,15 @@
 #define PS_POOLSAMPLE_MAGIC	"#poolscope-sample"
 #define PS_POOLSAMPLE_VERSION	1
 
+#define PS_POOLSAMPLE_RESTART	"#restart"
+
 /* Writes the header lines (magic, meta pairs, columns). meta is key,value,...,NULL. */
 int ps_poolsample_write_header(FILE *f, const char *const *meta);
+/*
+ * Starts writing to f, opened for reading and appending ("a+b"): the header when the file is
+ * empty, else a restart line (after a newline when the last line was cut short). -errno.
+ */
+int ps_poolsample_open(FILE *f, const char *const *meta, uint64_t wall_ns);
 int ps_poolsample_begin(FILE *f, uint32_t snap, uint64_t wall_ns, uint64_t nonpaged,
 			uint64_t paged, uint64_t avail);
 /* tag is the raw 4-byte pool tag as the kernel stores it (little-endian ULONG). */

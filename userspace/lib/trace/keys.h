@@ -46,6 +46,7 @@
 /* "1": live_* of samples are absolute (snapshots); "0" or absent: counted from the start. */
 #define PS_META_LIVE_ABSOLUTE		"live_absolute"
 #define PS_META_TORN_SNAPSHOTS		"torn_snapshots_dropped"
+#define PS_META_CLOCK_STEPS_BACK	"clock_steps_back"	/* sample files */
 #define PS_META_SITE_SAMPLE_RATE	"site_sample_rate"
 #define PS_META_STACK_SAMPLE_RATE	"stack_sample_rate"
 #define PS_META_PAGE_STACK_SAMPLE_RATE	"page_stack_sample_rate"
