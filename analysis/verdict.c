@@ -102,9 +102,11 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	/*
 	 * The continuous two-piece fit cannot bend at a step: a pool that filled at once, late in
 	 * the window, leaves its last piece rising through the step. Growth that came mostly at
-	 * once and stayed flat for at least a fifth of the window after it is a plateau too.
+	 * once and stayed flat for at least a fifth of the window after it is a plateau too, in a
+	 * window long enough for the two-piece fit.
 	 */
-	if (steady && jump > PS_V_MAX_JUMP * (double)out->peak && n - jend >= side) {
+	if (steady && n >= 2 * side + 1 && jump > PS_V_MAX_JUMP * (double)out->peak &&
+	    n - jend >= side) {
 		struct ps_trend tail;
 
 		e = ps_trend_fit(t + jend, y + jend, n - jend, &tail);
@@ -474,6 +476,7 @@ int ps_verdict_build(struct ps_verdict *v, const struct ps_report *rep, const ch
 	struct work wk = { 0 };
 	const struct ps_vpath *best = NULL;
 	int *pidx = NULL, e = -ENOMEM;
+	bool short_window;
 
 	memset(v, 0, sizeof(*v));
 	v->domain = domain;
@@ -540,14 +543,20 @@ int ps_verdict_build(struct ps_verdict *v, const struct ps_report *rep, const ch
 	e = state_of(v, rep, &wk, np, &v->st, &v->confirmed_by);
 	if (e)
 		goto out;
-	/* the path the state is on: the worst path, the one with most growth among equals */
+	/*
+	 * The path the state is on: the worst path, the one with most growth among equals. In a
+	 * window too short to call a leak, growing and plateau are guesses from a few points
+	 * (a burst of process churn beside a pool that filled): the path that grew most.
+	 */
+	short_window = n < PS_V_MIN_POINTS || rep->secs < PS_V_MIN_SECS;
 	for (size_t p = 0; p < np; p++) {
 		const struct ps_vpath *pp = &v->paths[p];
 
 		if (pp->st.state < PS_V_PLATEAU)
 			continue;
-		if (!best || pp->st.state > best->st.state ||
-		    (pp->st.state == best->st.state && pp->st.growth > best->st.growth))
+		if (!best || (!short_window && pp->st.state > best->st.state) ||
+		    ((short_window || pp->st.state == best->st.state) &&
+		     pp->st.growth > best->st.growth))
 			best = pp;
 	}
 	if (best && best->st.state >= v->st.state) {
