@@ -7,32 +7,13 @@
 #include <string.h>
 
 #include "analysis/format.h"
-
-static void json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
+#include "userspace/lib/util/util.h"
 
 /* ,"key":"value" */
 static void json_field(FILE *f, const char *key, const char *s)
 {
 	fprintf(f, ",\"%s\":", key);
-	json_str(f, s);
+	ps_json_str(f, s);
 }
 
 static void json_slabinfo(FILE *f, const struct ps_slab_check *s)
@@ -42,7 +23,7 @@ static void json_slabinfo(FILE *f, const struct ps_slab_check *s)
 		return;
 	}
 	fprintf(f, "{\"cache\":");
-	json_str(f, s->cache);
+	ps_json_str(f, s->cache);
 	fprintf(f, ",\"growth_bytes\":%" PRId64 ",\"tracked_growth_bytes\":%" PRId64
 		",\"confirmed_share\":%.4f,\"unconfirmed\":%s}", s->slab_growth, s->tracked_growth,
 		s->confirm, s->unconfirmed ? "true" : "false");
@@ -54,7 +35,7 @@ static void json_row(FILE *f, const struct ps_report_row *w)
 	char lb[256];
 
 	fprintf(f, "{\"tag\":");
-	json_str(f, ps_tag_label(t, lb, sizeof(lb)));
+	ps_json_str(f, ps_tag_label(t, lb, sizeof(lb)));
 	json_field(f, "kind", t->kind);
 	json_field(f, "cache", t->cache);
 	json_field(f, "site_sym", t->site_sym);
@@ -69,10 +50,10 @@ static void json_row(FILE *f, const struct ps_report_row *w)
 		w->g.rate, w->g.r2, w->g.grew_share, w->g.late_ratio, w->g.score,
 		w->g.allocs, w->g.frees, w->reclaimable ? "true" : "false",
 		t->flags & PS_TAG_F_SLAB_BACKING ? "true" : "false");
-	json_str(f, w->a.cls);
+	ps_json_str(f, w->a.cls);
 	json_field(f, "evidence", w->a.evidence);
 	fprintf(f, ",\"confidence\":%.2f,\"split\":", w->a.confidence);
-	json_str(f, w->a.split[0] ? w->a.split : NULL);
+	ps_json_str(f, w->a.split[0] ? w->a.split : NULL);
 	fprintf(f, ",\"slabinfo\":");
 	json_slabinfo(f, &w->slab);
 	json_field(f, "domain", w->domain);
@@ -87,7 +68,7 @@ static void json_vstat(FILE *f, const struct ps_vstat *st)
 		",\"drawdown_bytes\":%" PRId64 ",\"rate_bps\":%.3f,\"late_rate_bps\":%.3f,"
 		"\"p_value\":%.6f,\"p_signs\":%.6f,\"why\":", ps_vstate_name(st->state), st->growth,
 		st->peak, st->drawdown, st->rate, st->late_rate, st->p, st->p_signs);
-	json_str(f, st->why);
+	ps_json_str(f, st->why);
 }
 
 static void json_paths(FILE *f, const struct ps_verdict *v)
@@ -99,12 +80,12 @@ static void json_paths(FILE *f, const struct ps_verdict *v)
 		const struct ps_vpath *p = &v->paths[k];
 
 		fprintf(f, "%s{\"path\":", k ? "," : "");
-		json_str(f, p->name);
+		ps_json_str(f, p->name);
 		fputc(',', f);
 		json_vstat(f, &p->st);
 		json_field(f, "confirmed_by", p->confirmed_by);
 		fputs(",\"tag\":", f);
-		json_str(f, p->top ? ps_tag_label(&p->top->ts->tag, lb, sizeof(lb)) : NULL);
+		ps_json_str(f, p->top ? ps_tag_label(&p->top->ts->tag, lb, sizeof(lb)) : NULL);
 		fputc('}', f);
 	}
 	fputc(']', f);
@@ -122,7 +103,7 @@ static void json_verdict(FILE *f, const struct ps_verdict *v)
 	json_field(f, "domain", v->domain ? v->domain : "all");
 	json_field(f, "path", v->st.state >= PS_V_PLATEAU ? path : NULL);
 	fputs(",\"tag\":", f);
-	json_str(f, v->tag && v->st.state >= PS_V_PLATEAU ?
+	ps_json_str(f, v->tag && v->st.state >= PS_V_PLATEAU ?
 		    ps_tag_label(&v->tag->ts->tag, lb, sizeof(lb)) : NULL);
 	fprintf(f, ",\"tag_share\":%.4f", v->tag_share);
 	json_field(f, "confirmed_by", v->confirmed_by);
@@ -143,7 +124,7 @@ void ps_format_json(FILE *f, const struct ps_report *rep, const struct ps_verdic
 	const struct ps_run *r = rep->run;
 
 	fprintf(f, "{\"schema\":\"poolscope.report/2\",\"trace\":");
-	json_str(f, r->path);
+	ps_json_str(f, r->path);
 	json_field(f, "os", ps_run_meta(r, PS_META_OS));
 	fprintf(f, ",\"window\":{\"from_interval\":%u,\"to_interval\":%u,\"seconds\":%.3f},",
 		rep->from, rep->to, rep->secs);
@@ -169,7 +150,7 @@ void ps_format_json(FILE *f, const struct ps_report *rep, const struct ps_verdic
 void ps_format_paths_json(FILE *f, const struct ps_verdict *v)
 {
 	fprintf(f, "{\"schema\":\"poolscope.paths/2\",\"domain\":");
-	json_str(f, v->domain ? v->domain : "all");
+	ps_json_str(f, v->domain ? v->domain : "all");
 	fputc(',', f);
 	json_paths(f, v);
 	fprintf(f, "}\n");

@@ -20,16 +20,19 @@
 static void etl_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: poolscope etl info FILE\n"
-		"       poolscope etl dump FILE [--limit N]\n\n"
+		"usage: poolscope etl info FILE [--format text|json]\n"
+		"       poolscope etl dump FILE [--limit N] [--format text|json]\n\n"
 		"Reads a Windows Event Trace Log (.etl) natively: header, buffers (XPRESS-compressed\n"
 		"relogged files included), event counts by kind (info), or events in time order (dump).\n\n"
 		"options:\n"
 		"  -n, --limit N   dump at most N events\n"
+		"      --format F  text (default) or json: info one object (poolscope.etl-info/1),\n"
+		"                  dump one object a line (poolscope.etl-dump/1)\n"
 		"  -h, --help      this text\n\n"
 		"EXAMPLES\n"
 		"  poolscope etl info pool.etl\n"
 		"  poolscope etl dump pool.etl --limit 50\n"
+		"  poolscope etl info pool.etl --format json | jq .kinds\n"
 		"  xz -dc pool.etl.xz | poolscope etl info -\n");
 }
 
@@ -52,10 +55,35 @@ static void kind_name(const struct ps_etl_hist_ent *x, char *buf, size_t len)
 		const char *gn = ps_etl_group_name(x->group);
 		snprintf(buf, len, "%s(0x%02x)/%u", gn ? gn : "Group", x->group, x->type);
 	} else if (x->htype == PS_ETL_HT_EVENT32 || x->htype == PS_ETL_HT_EVENT64) {
-		snprintf(buf, len, "{%s} id %u", ps_etl_guid_str(x->guid, g), x->id);
+		/* kinds of one id that differ by opcode (start, stop) are told apart */
+		snprintf(buf, len, "{%s} id %u opcode %u", ps_etl_guid_str(x->guid, g), x->id,
+			 x->type);
 	} else {
 		snprintf(buf, len, "{%s} type %u", ps_etl_guid_str(x->guid, g), x->type);
 	}
+}
+
+/* The fields that name a kind, as JSON members (after a comma). */
+static void json_kind(FILE *f, bool kernel, uint8_t group, uint8_t type, uint16_t id,
+		      uint8_t htype, const uint8_t *guid)
+{
+	bool manifest = htype == PS_ETL_HT_EVENT32 || htype == PS_ETL_HT_EVENT64;
+	char g[37];
+
+	fprintf(f, ",\"kernel\":%s,\"header\":", kernel ? "true" : "false");
+	ps_json_str(f, ps_etl_htype_name(htype));
+	if (kernel) {
+		fprintf(f, ",\"group\":%u,\"group_name\":", group);
+		ps_json_str(f, ps_etl_group_name(group));
+		fprintf(f, ",\"type\":%u,\"provider\":null,\"id\":null", type);
+		return;
+	}
+	fprintf(f, ",\"group\":null,\"group_name\":null,\"type\":%u,\"provider\":", type);
+	ps_json_str(f, guid ? ps_etl_guid_str(guid, g) : NULL);
+	if (manifest)
+		fprintf(f, ",\"id\":%u", id);
+	else
+		fprintf(f, ",\"id\":null");
 }
 
 /*
@@ -79,8 +107,60 @@ static int info_event(void *arg, const struct ps_etl_event *ev)
 	return ps_etl_hist_add(&a->h, ev);
 }
 
+/* `etl info --format json`: one object, schema poolscope.etl-info/1 (docs/commands). */
+static void info_json(FILE *f, const char *name, const struct ps_etl_logfile *lh,
+		      const struct ps_etl_stats *st, const struct ps_etl_hist *h, int64_t tmin,
+		      int64_t tmax)
+{
+	char t1[64], t2[64], k[96];
+
+	fprintf(f, "{\"schema\":\"poolscope.etl-info/1\",\"file\":");
+	ps_json_str(f, name);
+	fprintf(f, ",\"file_bytes\":%llu,\"logger\":", (unsigned long long)st->file_size);
+	ps_json_str(f, lh->logger_name);
+	fprintf(f, ",\"logfile\":");
+	ps_json_str(f, lh->logfile_name);
+	fprintf(f, ",\"os\":{\"major\":%u,\"minor\":%u,\"build\":%u},\"cpus\":%u,"
+		"\"pointer_bits\":%u,\"cpu_mhz\":%u,\"log_file_version\":\"%u.%u\","
+		"\"log_file_mode\":%u,\"compressed\":%s,\"circular\":%s,\"compression\":%u,",
+		lh->version[0], lh->version[1], lh->provider_version, lh->ncpus,
+		lh->pointer_size * 8, lh->cpu_mhz, lh->version[2], lh->version[3],
+		lh->log_file_mode, lh->log_file_mode & PS_ETL_MODE_COMPRESSED ? "true" : "false",
+		lh->log_file_mode & PS_ETL_MODE_CIRCULAR ? "true" : "false", lh->compression);
+	fprintf(f, "\"start\":");
+	ps_json_str(f, ps_etl_filetime_str(lh->start_time, t1));
+	fprintf(f, ",\"end\":");
+	ps_json_str(f, ps_etl_filetime_str(lh->end_time, t2));
+	fprintf(f, ",\"clock_type\":%u,\"perf_freq\":%lld,\"clock_origin\":%lld,\"span_s\":",
+		lh->clock_type, (long long)lh->perf_freq, (long long)lh->t0);
+	if (tmax >= tmin)
+		fprintf(f, "%.6f", ((double)ps_etl_rel_ns(lh, tmax) -
+				    (double)ps_etl_rel_ns(lh, tmin)) / 1e9);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"buffers\":%u,\"buffers_compressed\":%u,\"buffers_written_header\":%u,"
+		"\"cpus_seen\":%u,\"buffer_size\":%u,\"data_bytes\":%llu,"
+		"\"events_lost_header\":%u,\"buffers_lost_header\":%u,"
+		"\"buffers_flagged_events_lost\":%u,\"buffers_flagged_buffer_lost\":%u,"
+		"\"problems\":%u,\"events\":%llu,\"kinds\":[",
+		st->buffers, st->compressed, lh->buffers_written, st->max_cpu, lh->buffer_size,
+		(unsigned long long)st->data_bytes, lh->events_lost, lh->buffers_lost,
+		st->flag_events_lost, st->flag_buffer_lost, st->problems,
+		(unsigned long long)st->events);
+	for (size_t i = 0; i < h->n; i++) {
+		const struct ps_etl_hist_ent *x = &h->ent[i];
+
+		kind_name(x, k, sizeof(k));
+		fprintf(f, "%s{\"kind\":", i ? "," : "");
+		ps_json_str(f, k);
+		json_kind(f, x->kernel, x->group, x->type, x->id, x->htype, x->guid);
+		fprintf(f, ",\"count\":%llu}", (unsigned long long)x->count);
+	}
+	fprintf(f, "]}\n");
+}
+
 /* path is what to read; name, what the user called it (they differ for a pipe) */
-static int etl_info(const char *path, const char *name)
+static int etl_info(const char *path, const char *name, bool json)
 {
 	struct ps_etl *e;
 	struct info_acc acc[PS_ETL_SCAN_MAX];
@@ -113,6 +193,11 @@ static int etl_info(const char *path, const char *name)
 	const struct ps_etl_logfile *lh = ps_etl_logfile(e);
 	const struct ps_etl_stats *st = ps_etl_stats(e);
 
+	ps_etl_hist_sort(&h);
+	if (json) {
+		info_json(stdout, name, lh, st, &h, tmin, tmax);
+		goto notes;
+	}
 	printf("file        %s (%llu bytes)\n", name, (unsigned long long)st->file_size);
 	printf("logger      %s -> %s\n", lh->logger_name, lh->logfile_name);
 	printf("os          %u.%u build %u, %u CPUs, %u-bit pointers, %u MHz\n", lh->version[0],
@@ -136,13 +221,13 @@ static int etl_info(const char *path, const char *name)
 	       "buffer-lost %u\n", lh->events_lost, lh->buffers_lost, st->flag_events_lost,
 	       st->flag_buffer_lost);
 	printf("events      %llu in %zu kinds\n", (unsigned long long)st->events, h.n);
-	ps_etl_hist_sort(&h);
 	for (size_t i = 0; i < h.n; i++) {
 		char k[96];
 		kind_name(&h.ent[i], k, sizeof(k));
 		printf("  %-60s %-10s %9llu\n", k, ps_etl_htype_name(h.ent[i].htype),
 		       (unsigned long long)h.ent[i].count);
 	}
+notes:
 	if (lh->buffers_written && st->buffers != lh->buffers_written)
 		fprintf(stderr, "poolscope etl info: %s: note: the header says %u buffers were "
 			"written, the file holds %u%s\n", path, lh->buffers_written, st->buffers,
@@ -154,7 +239,31 @@ static int etl_info(const char *path, const char *name)
 	return r;
 }
 
-static int etl_dump(const char *path, uint64_t limit)
+/* One event of `etl dump --format json` (poolscope.etl-dump/1, one object a line). */
+static void dump_json(FILE *f, const struct ps_etl_event *ev, double ms)
+{
+	char k[96];
+	struct ps_etl_hist_ent x = { .kernel = ev->kernel, .group = ev->group, .type = ev->type,
+				     .htype = ev->htype, .id = ev->id };
+
+	if (ev->guid)
+		memcpy(x.guid, ev->guid, sizeof(x.guid));
+	if (ev->kernel || ev->guid)
+		kind_name(&x, k, sizeof(k));
+	else
+		snprintf(k, sizeof(k), "-");
+	fprintf(f, "{\"ms\":%.3f,\"cpu\":%u,\"kind\":", ms, ev->cpu);
+	ps_json_str(f, k);
+	json_kind(f, ev->kernel, ev->group, ev->type, ev->id, ev->htype, ev->guid);
+	fprintf(f, ",\"version\":%u,", ev->version);
+	if (ev->has_tid)
+		fprintf(f, "\"pid\":%d,\"tid\":%d", (int)ev->pid, (int)ev->tid);
+	else
+		fprintf(f, "\"pid\":null,\"tid\":null");
+	fprintf(f, ",\"len\":%u}\n", ev->payload_len);
+}
+
+static int etl_dump(const char *path, uint64_t limit, bool json)
 {
 	struct ps_etl *e;
 	struct ps_etl_event ev;
@@ -170,15 +279,21 @@ static int etl_dump(const char *path, uint64_t limit)
 	const struct ps_etl_logfile *lh = ps_etl_logfile(e);
 	while ((!limit || n < limit) && (r = ps_etl_next(e, &ev)) > 0) {
 		double ms = (double)ps_etl_rel_ns(lh, ev.ts) / 1e6;
+
+		if (json) {
+			dump_json(stdout, &ev, ms);
+			n++;
+			continue;
+		}
 		printf("%12.3f cpu%-2u %-10s ", ms, ev.cpu, ps_etl_htype_name(ev.htype));
 		if (ev.kernel) {
 			const char *gn = ps_etl_group_name(ev.group);
 			printf("%s(0x%02x)/%u", gn ? gn : "Group", ev.group, ev.type);
+		} else if (ev.guid && (ev.htype == PS_ETL_HT_EVENT32 ||
+				       ev.htype == PS_ETL_HT_EVENT64)) {
+			printf("{%s} id %u opcode %u", ps_etl_guid_str(ev.guid, g), ev.id, ev.type);
 		} else if (ev.guid) {
-			printf("{%s} %s %u", ps_etl_guid_str(ev.guid, g),
-			       ev.htype == PS_ETL_HT_EVENT32 || ev.htype == PS_ETL_HT_EVENT64 ?
-			       "id" : "type", ev.htype == PS_ETL_HT_EVENT32 ||
-			       ev.htype == PS_ETL_HT_EVENT64 ? ev.id : ev.type);
+			printf("{%s} type %u", ps_etl_guid_str(ev.guid, g), ev.type);
 		} else {
 			printf("-");
 		}
@@ -200,10 +315,12 @@ static int cmd_etl(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "limit", required_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	uint64_t limit = 0;
+	bool json = false;
 	int c;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -216,6 +333,14 @@ static int cmd_etl(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
 		switch (c) {
+		case 'F':	/* long only: -f is --force in every command */
+			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+				fprintf(stderr, "poolscope etl: --format: '%s' (expected text or "
+					"json)\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			json = !strcmp(optarg, "json");
+			break;
 		case 'n': {
 			char *end;
 			limit = strtoull(optarg, &end, 10);
@@ -252,9 +377,9 @@ static int cmd_etl(int argc, char **argv)
 		return PS_EXIT_FAIL;
 	}
 	if (!strcmp(sub, "info"))
-		rc = ps_finish_stdout(etl_info(path, argv[optind]));
+		rc = ps_finish_stdout(etl_info(path, argv[optind], json));
 	else
-		rc = etl_dump(path, limit);
+		rc = etl_dump(path, limit, json);
 	if (rc != PS_EXIT_OK)
 		ps_input_note(stderr, prefix);
 	return rc;

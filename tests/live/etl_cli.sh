@@ -22,6 +22,18 @@ n=$("$PS" etl dump "$CORPUS/etl/net.4.5.2.x64.etl" --limit 5 | wc -l)
 [ "$n" = 5 ] || fail "etl dump --limit 5 printed $n lines"
 "$PS" etl info "$CORPUS/etl/lxcore_kernel.etl" >/dev/null || fail "lxcore info"
 
+# JSON: the same figures as the text, valid for jq, counts adding up to the events
+j=$("$PS" etl info "$CORPUS/etl/net.4.5.2.x64.etl" --format json) || fail "etl info json exit $?"
+jq -e '.schema == "poolscope.etl-info/1" and .events == 179474 and .buffers == 360 and
+	.buffers_compressed == 359 and ([.kinds[].count] | add) == .events and
+	([.kinds[] | select(.group_name == "StackWalk" and .type == 37)][0].count == 2061)' \
+	<<< "$j" >/dev/null || fail "etl info json: $(head -c 300 <<< "$j")"
+n=$("$PS" etl dump "$CORPUS/etl/net.4.5.2.x64.etl" --limit 5 --format json |
+	jq -c 'select(.ms >= 0 and (.kind | length) > 0)' | wc -l)
+[ "$n" = 5 ] || fail "etl dump json --limit 5 gave $n valid objects"
+"$PS" etl info "$CORPUS/etl/lxcore_kernel.etl" --format xml 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "expected text or json" "$tmp/err" || fail "bad --format: exit $rc"
+
 # truncated: exit 1, the offset in the message, what was sound still printed
 head -c 8448 "$CORPUS/etl/lxcore_kernel.etl" > "$tmp/cut.etl"
 out=$("$PS" etl info "$tmp/cut.etl" 2>"$tmp/err"); rc=$?

@@ -115,6 +115,26 @@ int ps_parse_duration_ns(const char *s, uint64_t *out_ns)
 	return 0;
 }
 
+void ps_json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
 char *ps_strlcpy(char *dst, const char *src, size_t len)
 {
 	size_t n;

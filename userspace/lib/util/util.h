@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #ifndef MIN
@@ -65,6 +66,9 @@ int ps_parse_duration_ns(const char *s, uint64_t *out_ns);
 char *ps_strlcpy(char *dst, const char *src, size_t len);
 /* Median of v[0..n-1], the mean of the two middle values for even n; reorders v. 0 for n = 0. */
 double ps_median(double *v, size_t n);
+
+/* s as a JSON string ("null" for NULL): quotes, backslashes and control bytes escaped. */
+void ps_json_str(FILE *f, const char *s);
 
 /* Flushes stdout at exit of a command and turns a write error into a failure (exit 1). */
 int ps_finish_stdout(int rc);
