@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Live: a short leak lab (tests/leaklab/run.sh, 30 s recordings, what the verdict is built to
-# call): a network leak (tcp_unread), a file-services leak (file_handles) and a negative
+# call): a network leak (tcp_unread_fast), a file-services leak (file_handles) and a negative
 # (pagecache) alone, then a slow network leak (tcp_noread, 32 KiB/s) and a negative (step)
 # beside the noise generator. Fails when any verdict is wrong: a leak not called a leak, on the
 # wrong path or with an implausible first suspect, or a negative called a leak, and when the
@@ -32,6 +32,6 @@ part() {
 		echo "ok: $1 part: $n verdicts right"
 	fi
 }
-part quiet 0 "tcp_unread file_handles pagecache" 3
+part quiet 0 "tcp_unread_fast file_handles pagecache" 3
 part noise 1 "tcp_noread step" 2
 [ $fails = 0 ]
