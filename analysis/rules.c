@@ -412,13 +412,14 @@ void ps_attribute(const struct ps_rules *rs, const struct ps_run *r,
 					: f == PS_RF_COMM ? tag_comm(r, t) : t->ctx;
 			const char *c;
 
-			if (f == PS_RF_SITE && ps_rules_is_generic(rs, val))
-				continue;
+			bool generic = f == PS_RF_SITE && ps_rules_is_generic(rs, val);
+
 			if (f == PS_RF_CACHE && !val)
 				val = t->name;
+			/* a generic helper as the site decides only through a site rule naming it */
 			c = match(rs, f, val, t->site_module, &line);
 			/* the call site is the innermost frame of every stack: frame rules know it */
-			if (!c && f == PS_RF_SITE)
+			if (!c && f == PS_RF_SITE && !generic)
 				c = match(rs, PS_RF_FRAME, val, t->site_module, &line);
 			if (c) {
 				ps_strlcpy(a->cls, c, sizeof(a->cls));
