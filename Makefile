@@ -100,6 +100,8 @@ LDLIBS_BPF  := $(LINK_STATIC) -lbpf -lelf -lz $(LINK_DYNAMIC)
 # ~100 dependent libraries would be loaded at every start of every command). The header is still
 # needed to build.
 LDLIBS_LOAD := $(LINK_STATIC) -luring $(LINK_DYNAMIC) -lpthread -ldl
+# compressed inputs (userspace/decompress.c): zlib, liblzma, libzstd
+LDLIBS_Z    := -lz -llzma -lzstd
 CFLAGS += $(shell pkg-config --cflags smbclient 2>/dev/null)
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Werror=undef \
@@ -173,7 +175,8 @@ $(CORE_LIB): $(CORE_OBJS)
 
 $(POOLSCOPE): $(BIN_OBJS) $(CORE_LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(SANLD) -o $@ $(BIN_OBJS) $(CORE_LIB) $(LDLIBS_BPF) $(LDLIBS_LOAD) $(LDLIBS_CORE)
+	$(Q)$(CC) $(SANLD) -o $@ $(BIN_OBJS) $(CORE_LIB) $(LDLIBS_BPF) $(LDLIBS_LOAD) $(LDLIBS_Z) \
+		$(LDLIBS_CORE)
 
 $(O)/tests/%_test: $(O)/tests/unit/%_test.o $(O)/tests/unit/harness.o $(CORE_LIB)
 	$(call msg,LINK,$@)
@@ -309,10 +312,11 @@ uninstall:
 
 # --- setup --------------------------------------------------------------------------------------
 # Debian packages everything needs: build, tests, demo, leak lab, Windows cross-build.
-DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev libsqlite3-dev sqlite3 \
+DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev libzstd-dev \
+	libsqlite3-dev sqlite3 \
 	libtraceevent-dev gnuplot-nox samba smbclient libsmbclient-dev mingw-w64 liburing-dev \
 	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0 \
-	go-md2man jq
+	go-md2man jq xz-utils zstd
 # ksmbd-tools conflicts with samba as a package: its binaries are unpacked under $(O) instead.
 KSMBD_TOOLS := $(O)/ksmbd-tools
 deps:

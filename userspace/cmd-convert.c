@@ -37,7 +37,8 @@ static void usage(FILE *f)
 		"  poolscope convert pool.etl -o win.db --pooltag pooltag.txt\n"
 		"  poolscope convert snap1.log snap2.log -o win.db --interval 60s\n"
 		"  poolscope convert poolused.txt -o win.db\n"
-		"  poolscope convert <(xz -dc pool.etl.xz) -o win.db   # a pipe, or - for stdin\n");
+		"  poolscope convert pool.etl.xz -o win.db             # gzip, xz, zstd inflated\n"
+		"  ssh srv cat pool.etl | poolscope convert - -o win.db  # a pipe, or - for stdin\n");
 }
 
 struct progress {

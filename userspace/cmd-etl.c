@@ -33,7 +33,8 @@ static void etl_usage(FILE *f)
 		"  poolscope etl info pool.etl\n"
 		"  poolscope etl dump pool.etl --limit 50\n"
 		"  poolscope etl info pool.etl --format json | jq .kinds\n"
-		"  xz -dc pool.etl.xz | poolscope etl info -\n");
+		"  poolscope etl info pool.etl.zst\n"
+		"  ssh srv cat pool.etl | poolscope etl info -\n");
 }
 
 static void print_problems(struct ps_etl *e, const char *cmd)

@@ -6,7 +6,8 @@
  * open lost the bytes the first look took, pread failed with "Illegal seek", and a FIFO whose
  * writer had gone when the first look closed it made the second open wait forever. Such an input
  * is now copied once, as it streams, into a temporary file ($TMPDIR, else /tmp) that the rest
- * reads; the copies are removed at exit.
+ * reads; the copies are removed at exit. A compressed input (gzip, xz, zstd, by its magic
+ * bytes) is inflated into such a file the same way (decompress.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "userspace/decompress.h"
 #include "userspace/input.h"
 
 struct copy {
@@ -64,12 +66,78 @@ static int copy_all(int fd, int out)
 	}
 }
 
+/*
+ * Remembers tmp as the copy of name, removed at exit; its path, or NULL when out of memory
+ * (tmp removed, err says so).
+ */
+static const char *keep_copy(const char *tmp, const char *name, char *err, size_t errlen)
+{
+	struct copy *nc = realloc(copies, (ncopies + 1) * sizeof(*nc));
+
+	if (nc) {
+		copies = nc;
+		copies[ncopies].path = strdup(tmp);
+		copies[ncopies].name = strdup(name);
+	}
+	if (!nc || !copies[ncopies].path || !copies[ncopies].name) {
+		if (nc) {
+			free(copies[ncopies].path);
+			free(copies[ncopies].name);
+		}
+		snprintf(err, errlen, "%s: out of memory", name);
+		unlink(tmp);
+		return NULL;
+	}
+	if (!ncopies++)
+		atexit(remove_copies);
+	return copies[ncopies - 1].path;
+}
+
+/* A new temporary file in $TMPDIR (else /tmp), its name in tmp; the fd, or -1 with err. */
+static int new_temp(const char *path, const char *why, char tmp[4096], char *err, size_t errlen)
+{
+	const char *dir = getenv("TMPDIR");
+	int out;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	snprintf(tmp, 4096, "%s/poolscope-input.XXXXXX", dir);
+	out = mkstemp(tmp);
+	if (out < 0)	/* mkstemp may have filled in the X's: name the template */
+		snprintf(err, errlen, "%s: %s: %s/poolscope-input.XXXXXX: %s", path, why, dir,
+			 strerror(errno));
+	return out;
+}
+
+/* A compressed input (.gz, .xz, .zst): the inflated copy to read instead, else read itself. */
+static const char *inflated(const char *read, const char *name, char *err, size_t errlen)
+{
+	enum ps_zkind k = ps_zkind_of(read);
+	char tmp[4096];
+	int out, e;
+
+	if (k == PS_Z_NONE)
+		return read;
+	out = new_temp(name, "compressed, to be inflated into a file first", tmp, err, errlen);
+	if (out < 0)
+		return NULL;
+	e = ps_decompress(read, k, out, err, errlen);
+	if (close(out) && !e) {
+		e = -errno;
+		snprintf(err, errlen, "%s: inflating it to %s: %s", name, tmp, strerror(-e));
+	}
+	if (e) {
+		unlink(tmp);
+		return NULL;
+	}
+	return keep_copy(tmp, name, err, errlen);
+}
+
 const char *ps_input_path(const char *path, char *err, size_t errlen)
 {
 	bool is_stdin = !strcmp(path, "-");
-	const char *dir = getenv("TMPDIR");
+	const char *kept;
 	char tmp[4096];
-	struct copy *nc;
 	struct stat st;
 	int fd, out, e;
 
@@ -77,18 +145,11 @@ const char *ps_input_path(const char *path, char *err, size_t errlen)
 		return is_stdin ? "/dev/stdin" : path;	/* the reader says what is wrong */
 	/* not character devices: /dev/zero would fill the disk, a terminal is read as cat reads it */
 	if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode))
-		return is_stdin ? "/dev/stdin" : path;
-	if (!dir || !*dir)
-		dir = "/tmp";
-	snprintf(tmp, sizeof(tmp), "%s/poolscope-input.XXXXXX", dir);
-	out = mkstemp(tmp);
-	if (out < 0) {
-		/* mkstemp may have filled in the X's: name the template */
-		e = errno;
-		snprintf(err, errlen, "%s: a pipe, to be copied to a file first: %s/poolscope-input."
-			 "XXXXXX: %s", path, dir, strerror(e));
+		return is_stdin || !S_ISREG(st.st_mode) ? (is_stdin ? "/dev/stdin" : path) :
+		       inflated(path, path, err, errlen);
+	out = new_temp(path, "a pipe, to be copied to a file first", tmp, err, errlen);
+	if (out < 0)
 		return NULL;
-	}
 	/* a FIFO's open waits for its writer, as cat's does */
 	fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	e = fd < 0 ? -errno : copy_all(fd, out);
@@ -98,27 +159,11 @@ const char *ps_input_path(const char *path, char *err, size_t errlen)
 		e = -errno;
 	if (e) {
 		snprintf(err, errlen, "%s: copying it to %s: %s", path, tmp, strerror(-e));
-		goto fail;
+		unlink(tmp);
+		return NULL;
 	}
-	nc = realloc(copies, (ncopies + 1) * sizeof(*nc));
-	if (!nc)
-		goto nomem;
-	copies = nc;
-	copies[ncopies].path = strdup(tmp);
-	copies[ncopies].name = strdup(path);
-	if (!copies[ncopies].path || !copies[ncopies].name) {
-		free(copies[ncopies].path);
-		free(copies[ncopies].name);
-		goto nomem;
-	}
-	if (!ncopies++)
-		atexit(remove_copies);
-	return copies[ncopies - 1].path;
-nomem:
-	snprintf(err, errlen, "%s: out of memory", path);
-fail:
-	unlink(tmp);
-	return NULL;
+	kept = keep_copy(tmp, path, err, errlen);
+	return kept ? inflated(kept, path, err, errlen) : NULL;
 }
 
 void ps_input_note(FILE *f, const char *prefix)

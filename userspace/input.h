@@ -11,8 +11,8 @@
 /*
  * The path to read for the input the user named: path itself for a regular file (or anything
  * that is not a pipe, FIFO or socket, left to the reader to judge), else a temporary copy of all
- * of it, removed at exit. "-" is standard input. NULL on error, with a
- * message naming path in err.
+ * of it, removed at exit; a gzip, xz or zstd input (a file or a pipe) is inflated into such a
+ * copy. "-" is standard input. NULL on error, with a message naming path in err.
  */
 const char *ps_input_path(const char *path, char *err, size_t errlen);
 

@@ -4,7 +4,8 @@
 # standard input, a named FIFO. convert reads an input twice (its kind, then its contents) and the
 # .etl reader seeks, so before they are copied to a file first a FIFO hung convert, a pipe gave
 # "Illegal seek", and the bytes the first look took were lost. Each gives the same result as the
-# file here, copies are removed, and a failure says which copy stands for what. Uses the pool
+# file here, copies are removed, and a failure says which copy stands for what; gzip, xz and zstd
+# inputs are inflated the same way. Uses the pool
 # traces of tests/fuzz/convert-seeds (written by tests/unit/etlwriter.c). No root.
 set -u
 cd "${PS_SRCDIR:-$(dirname "$0")/../..}" || exit 1
@@ -72,6 +73,31 @@ if [ $rc = 1 ] && grep -q "$d/tmp/poolscope-input\.[A-Za-z0-9]*: offset 0x" <<< 
    grep -q "^poolscope etl info: ($d/tmp/poolscope-input\.[A-Za-z0-9]* is a copy of standard input, which can be read only once)$" <<< "$out"; then
 	ok etl-info-cut-pipe
 else bad etl-info-cut-pipe "exit $rc: $out"; fi
+
+# compressed inputs (userspace/decompress.c): gzip, xz and zstd files and pipes read as the
+# file they hold; a stream cut short is an error naming the file and where, never a shorter input
+for z in gzip xz zstd; do
+	ext=${z/gzip/gz}; ext=${ext/zstd/zst}
+	"$z" -q -c "$ETL" > "$d/pool.etl.$ext" || { bad "$z" "cannot run $z"; continue; }
+	if ps convert "$d/pool.etl.$ext" -o "$d/$z.db" > /dev/null &&
+	   ps report "$d/$z.db" > "$d/$z.txt" && cmp -s "$d/file.txt" "$d/$z.txt"; then
+		ok "compressed-$z"
+	else bad "compressed-$z" "$(diff "$d/file.txt" "$d/$z.txt" | head -5)"; fi
+	if "$z" -q -c "$ETL" | ps etl info - | sed 1d | cmp -s - "$d/info-file.txt"; then
+		ok "compressed-$z-stdin"
+	else bad "compressed-$z-stdin" "etl info of the piped $z stream differs"; fi
+	head -c $(( $(stat -c %s "$d/pool.etl.$ext") / 2 )) "$d/pool.etl.$ext" > "$d/cut.etl.$ext"
+	out=$(ps etl info "$d/cut.etl.$ext" 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc = 1 ] && grep -q "^poolscope etl info: $d/cut.etl.$ext: $z: .*cut short" <<< "$out"; then
+		ok "compressed-$z-cut"
+	else bad "compressed-$z-cut" "exit $rc: $out"; fi
+done
+gzip -c "$d/b.log" > "$d/b.log.gz"
+if ps convert "$d/a.log" "$d/b.log.gz" -o "$d/text-gz.db" > /dev/null &&
+   ps report "$d/text-gz.db" > "$d/text-gz.txt" && cmp -s "$d/text-file.txt" "$d/text-gz.txt"; then
+	ok compressed-text
+else bad compressed-text "$(diff "$d/text-file.txt" "$d/text-gz.txt" | head -5)"; fi
 
 if [ -z "$(ls -A "$d/tmp")" ]; then ok copies-removed
 else bad copies-removed "left in \$TMPDIR: $(ls "$d/tmp")"; fi
