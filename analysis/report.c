@@ -66,7 +66,6 @@ int ps_report_rank(struct ps_report *rep, const struct ps_run *r, uint64_t from_
 		   uint64_t to_ns)
 {
 	const struct ps_series *sys;
-	const char *abs;
 	int64_t *live;
 	int rc;
 
@@ -107,8 +106,7 @@ int ps_report_rank(struct ps_report *rep, const struct ps_run *r, uint64_t from_
 	rep->recursion_misses = counters_last_sum(r, PS_CTR_RECURSION_PREFIX);
 	rep->drops = counters_last_sum(r, PS_CTR_DROPS_PREFIX) + rep->recursion_misses;
 	rep->ptr_map_full = ps_run_counter_last(r, PS_CTR_DROP_PTR_MAP_FULL);
-	abs = ps_run_meta(r, PS_META_LIVE_ABSOLUTE);
-	if (abs && !strcmp(abs, "1")) {
+	if (ps_run_live_absolute(r)) {
 		rep->snapshots = rep->to - rep->from + 1;
 		for (size_t i = 0; i < r->ntags; i++)
 			rep->listed_late += r->tags[i].first > rep->from &&

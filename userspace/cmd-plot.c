@@ -84,12 +84,6 @@ static void sanitize(char *s)
 			*s = ' ';
 }
 
-static bool absolute_live(const struct ps_run *r)
-{
-	const char *a = ps_run_meta(r, PS_META_LIVE_ABSOLUTE);
-
-	return a && !strcmp(a, "1");
-}
 
 static int run_gnuplot(const char *script, const char *out, char *const *vars, int nvars)
 {
@@ -190,7 +184,7 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 {
 	const char *uname = NULL;
 	const struct ps_series *u = ps_unreclaimable(r, &uname);
-	bool abs_live = absolute_live(r);
+	bool abs_live = ps_run_live_absolute(r);
 	struct ps_report rep = { 0 };
 	bool *st = NULL;
 	char data[PATH_MAX], script[PATH_MAX], ttl[256], ulabel[96], *vars[10] = { 0 };

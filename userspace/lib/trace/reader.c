@@ -534,8 +534,7 @@ static int frame_row(struct loader *L, sqlite3_stmt *s)
 static void carry_forward(const struct loader *L)
 {
 	struct ps_run *r = L->r;
-	const char *abs = ps_run_meta(r, PS_META_LIVE_ABSOLUTE);
-	bool absolute = abs && !strcmp(abs, "1");
+	bool absolute = ps_run_live_absolute(r);
 
 	for (size_t i = 0; i < r->ntags; i++) {
 		struct ps_sample *s = r->tags[i].s;
@@ -675,7 +674,6 @@ int ps_run_save(const struct ps_run *r, const char *path, unsigned flags, char *
 	char dummy[8], what[200];
 	struct ps_trace *t = NULL;
 	int64_t *ids = NULL;
-	const char *abs;
 	bool absolute;
 	int e;
 
@@ -695,8 +693,7 @@ int ps_run_save(const struct ps_run *r, const char *path, unsigned flags, char *
 			 : ps_strerror(e));
 		return e;
 	}
-	abs = ps_run_meta(r, PS_META_LIVE_ABSOLUTE);
-	absolute = abs && !strcmp(abs, "1");
+	absolute = ps_run_live_absolute(r);
 	ids = calloc(r->ntags ? r->ntags : 1, sizeof(*ids));
 	if (!ids) {
 		e = -ENOMEM;

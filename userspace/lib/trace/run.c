@@ -204,6 +204,13 @@ const char *ps_run_meta(const struct ps_run *r, const char *key)
 	return NULL;
 }
 
+bool ps_run_live_absolute(const struct ps_run *r)
+{
+	const char *a = ps_run_meta(r, PS_META_LIVE_ABSOLUTE);
+
+	return a && !strcmp(a, "1");
+}
+
 static struct ps_series *find_series(struct ps_series *arr, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)

@@ -260,6 +260,8 @@ int ps_run_add_stack(struct ps_run *r, const struct ps_stack *st);
 uint32_t ps_run_interval_at(const struct ps_run *r, uint64_t t_ns);
 
 const char *ps_run_meta(const struct ps_run *r, const char *key);
+/* Whether live_* are absolute snapshots (meta live_absolute = 1: poolmon, !poolused, samples). */
+bool ps_run_live_absolute(const struct ps_run *r);
 const struct ps_series *ps_run_sys(const struct ps_run *r, const char *name);
 const struct ps_series *ps_run_counter(const struct ps_run *r, const char *name);
 /* Last present value of a counter, or 0. */
