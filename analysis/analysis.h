@@ -122,7 +122,10 @@ struct ps_report_row {
 	const char *domain;		/* PS_DOMAIN_*: ps_tag_domain() */
 	int32_t fac_idx;		/* its correction series in rep->fac, -1: none */
 	int64_t adj_growth;		/* growth with untraced frees and sampling excess taken out */
+	int64_t untraced;		/* of that, frees on untraced paths (slab and kmalloc rows) */
 	unsigned lifetime;		/* rules' lifetime of its cache in seconds, 0: none */
+	bool exact_shape;		/* adj_growth and series from its class counters (shape.c) */
+	double share;			/* with exact_shape: its share of them */
 };
 
 /* Page orders the sampling correction covers (0..11). */
@@ -154,6 +157,11 @@ struct ps_report {
 	 * paths), the exact class counters for page orders (pages that sampling overcounted).
 	 */
 	double *fac;			/* [(nslab + PS_FAC_ORDERS) * nintervals] */
+	/*
+	 * Per correction series and interval, its tags' growth since the window start from its
+	 * exact class counters, where its rows take it (shape.c).
+	 */
+	double *shape;			/* [(nslab + PS_FAC_ORDERS) * nintervals], NULL: none */
 	int64_t untraced_removed;	/* bytes taken out of the rows' growth that way */
 };
 
@@ -197,11 +205,30 @@ void ps_slab_checks(struct ps_report *rep);
  */
 int ps_untraced_correct(struct ps_report *rep);
 /*
+ * The increase of one of a class's cumulative counters (PS_CTR_CLASS_*) from interval from to
+ * k; false when the trace does not have it (slabinfo.c).
+ */
+bool ps_class_delta(const struct ps_run *r, const char *cls, const char *field, uint32_t from,
+		    uint32_t k, int64_t *d);
+/*
  * What the traced events added to a class (slab cache, "page-order-N") from interval from to
  * to, from the recorder's exact class counters; false when the trace has none.
  */
 bool ps_class_growth(const struct ps_run *r, const char *cls, uint32_t from, uint32_t to,
 		     int64_t *growth);
+/*
+ * Bytes a class allocated since interval from that are still allocated at k: what it added,
+ * frees of objects older than the recording not counted (sampled, scaled); false without class
+ * counters (slabinfo.c).
+ */
+bool ps_class_retained(const struct ps_run *r, const char *cls, uint32_t from, uint32_t k,
+		       int64_t *out);
+/*
+ * Gives the rows that hold a correction series' growth their share of its exact class counters
+ * in place of their own sampled steps (shape.c): their series and adj_growth. Needs the rows'
+ * classes (ps_attribute); the caller ranks again. -ENOMEM.
+ */
+int ps_exact_shape(struct ps_report *rep);
 /* A row's live bytes at interval k with the untraced frees taken out (k within the window). */
 int64_t ps_row_live(const struct ps_report *rep, const struct ps_report_row *w, uint32_t k);
 /* Ranks rows, strongest suspect first, slab-backing pages last (the report's order). */

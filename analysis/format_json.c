@@ -57,8 +57,8 @@ static void json_row(FILE *f, const struct ps_report_row *w)
 	fprintf(f, ",\"slabinfo\":");
 	json_slabinfo(f, &w->slab);
 	json_field(f, "domain", w->domain);
-	fprintf(f, ",\"adjusted_growth_bytes\":%" PRId64 ",\"lifetime_s\":%u", w->adj_growth,
-		w->lifetime);
+	fprintf(f, ",\"adjusted_growth_bytes\":%" PRId64 ",\"exact_counters\":%s,\"lifetime_s\":%u",
+		w->adj_growth, w->exact_shape ? "true" : "false", w->lifetime);
 	fputc('}', f);
 }
 

@@ -64,12 +64,20 @@ static void text_row(FILE *f, const struct ps_report *rep, const struct ps_repor
 			 w->lifetime, rep->secs);
 		put_line79(f, lb);
 	}
-	if (w->g.growth - w->adj_growth >= PS_UNTRACED_NOTE_MIN) {
+	if (w->exact_shape && (w->g.growth - w->adj_growth >= PS_UNTRACED_NOTE_MIN ||
+			       w->adj_growth - w->g.growth >= PS_UNTRACED_NOTE_MIN)) {
+		char sg[32];
+
+		ps_fmt_bytes(sg, sizeof(sg), (double)w->g.growth, true);
+		snprintf(lb, sizeof(lb), "  sampled %s; growth from the exact %s counters", sg,
+			 w->slab.cache ? w->slab.cache : w->ts->tag.name);
+		put_line79(f, lb);
+	} else if (w->g.growth - w->adj_growth >= PS_UNTRACED_NOTE_MIN) {
 		char sg[32], tg[32];
 
 		ps_fmt_bytes(sg, sizeof(sg), (double)w->g.growth, true);
 		ps_fmt_bytes(tg, sizeof(tg), (double)(w->g.growth - w->adj_growth), false);
-		if (w->slab.cache)
+		if (w->untraced)
 			snprintf(lb, sizeof(lb), "  tracked %s, %s of it freed untraced (slabinfo %s)",
 				 sg, tg, w->slab.cache);
 		else
@@ -175,7 +183,11 @@ static const char *section_title(const char *domain)
 	return "PROCESS MEMORY (anonymous, copy-on-write, page tables)";
 }
 
-/* Up to n rows of domain (NULL: all), in the report's order. */
+/*
+ * Up to n rows of domain (NULL: all), in the report's order, but those that neither grew nor
+ * hold anything at the end (a tag whose objects came and went): csv and json list them; here
+ * they would only fill a short list of suspects.
+ */
 static void rows_of(FILE *f, const struct ps_report *rep, const struct ps_verdict *v,
 		    const char *domain, size_t n, bool md)
 {
@@ -192,15 +204,17 @@ static void rows_of(FILE *f, const struct ps_report *rep, const struct ps_verdic
 		const struct ps_report_row *w = &rep->rows[i];
 		const char *trend;
 
-		if (domain && strcmp(w->domain, domain))
+		if ((domain && strcmp(w->domain, domain)) ||
+		    (w->adj_growth <= 0 && w->g.growth <= 0 && w->g.end <= 0))
 			continue;
 		shown++;
 		trend = ps_row_trend(rep, w, v->min_rate);
 		class_cell(w, cls, sizeof(cls));
 		ps_fmt_bytes(b1, sizeof(b1), (double)w->g.end, false);
 		ps_fmt_bytes(b2, sizeof(b2), (double)w->adj_growth, true);
-		ps_fmt_bytes(b3, sizeof(b3), w->g.rate * (w->g.growth > 0 && w->adj_growth <
-			     w->g.growth ? (double)w->adj_growth / (double)w->g.growth : 1.0), true);
+		ps_fmt_bytes(b3, sizeof(b3), w->g.rate * (w->g.growth > 0 && (w->exact_shape ||
+			     w->adj_growth < w->g.growth) ?
+			     (double)w->adj_growth / (double)w->g.growth : 1.0), true);
 		if (md)
 			md_row(f, w, cls, b1, b2, b3, trend);
 		else

@@ -130,6 +130,12 @@ int ps_report_build(struct ps_report *rep, const struct ps_run *r, const struct 
 		if (!strcmp(t->kind, PS_KIND_SLAB) || !strcmp(t->kind, PS_KIND_KMALLOC))
 			rep->rows[i].lifetime = ps_rules_lifetime(rs, t->cache, t->site_sym);
 	}
+	rc = ps_exact_shape(rep);
+	if (rc) {
+		ps_report_free(rep);
+		return rc;
+	}
+	ps_rank_rows(rep->rows, rep->nrows);
 	return 0;
 }
 
@@ -171,7 +177,9 @@ void ps_report_free(struct ps_report *rep)
 {
 	free(rep->rows);
 	free(rep->fac);
+	free(rep->shape);
 	rep->fac = NULL;
+	rep->shape = NULL;
 	rep->rows = NULL;
 	rep->nrows = 0;
 }

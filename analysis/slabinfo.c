@@ -5,6 +5,7 @@
  * out on frees nothing traced.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,9 +114,8 @@ static int tag_order(const struct ps_tag *t)
 	return (int)o;
 }
 
-/* A cumulative class counter's increase from interval from to k; false when absent. */
-static bool class_delta(const struct ps_run *r, const char *cls, const char *field, uint32_t from,
-			uint32_t k, int64_t *d)
+bool ps_class_delta(const struct ps_run *r, const char *cls, const char *field, uint32_t from,
+		    uint32_t k, int64_t *d)
 {
 	char name[192];
 	const struct ps_series *c;
@@ -133,31 +133,34 @@ bool ps_class_growth(const struct ps_run *r, const char *cache, uint32_t from, u
 {
 	int64_t a, f;
 
-	if (!class_delta(r, cache, PS_CTR_CLASS_ALLOC_BYTES, from, to, &a) ||
-	    !class_delta(r, cache, PS_CTR_CLASS_FREE_BYTES, from, to, &f))
+	if (!ps_class_delta(r, cache, PS_CTR_CLASS_ALLOC_BYTES, from, to, &a) ||
+	    !ps_class_delta(r, cache, PS_CTR_CLASS_FREE_BYTES, from, to, &f))
 		return false;
 	*growth = a - f;
 	return true;
 }
 
-/*
- * Pages allocated since interval from and still allocated at k, from the exact class counters of
- * one order: allocated minus freed, frees of pages older than the window not counted. False
- * without class counters.
- */
+bool ps_class_retained(const struct ps_run *r, const char *cls, uint32_t from, uint32_t k,
+		       int64_t *out)
+{
+	int64_t a, f, pre;
+
+	if (!ps_class_delta(r, cls, PS_CTR_CLASS_ALLOC_BYTES, from, k, &a) ||
+	    !ps_class_delta(r, cls, PS_CTR_CLASS_FREE_BYTES, from, k, &f) ||
+	    !ps_class_delta(r, cls, PS_CTR_CLASS_PRE_FREE_BYTES, from, k, &pre))
+		return false;
+	*out = a - (f - pre);
+	return true;
+}
+
+/* Pages of one order allocated since interval from and still allocated at k (exact counters). */
 static bool order_retained(const struct ps_run *r, int order, uint32_t from, uint32_t k,
 			   int64_t *out)
 {
 	char cls[32];
-	int64_t a, f, pre;
 
 	snprintf(cls, sizeof(cls), "page-order-%d", order);
-	if (!class_delta(r, cls, PS_CTR_CLASS_ALLOC_BYTES, from, k, &a) ||
-	    !class_delta(r, cls, PS_CTR_CLASS_FREE_BYTES, from, k, &f) ||
-	    !class_delta(r, cls, PS_CTR_CLASS_PRE_FREE_BYTES, from, k, &pre))
-		return false;
-	*out = a - (f - pre);
-	return true;
+	return ps_class_retained(r, cls, from, k, out);
 }
 
 /*
@@ -264,8 +267,10 @@ int ps_untraced_correct(struct ps_report *rep)
 		struct ps_report_row *w = &rep->rows[i];
 
 		w->adj_growth = ps_row_live(rep, w, rep->to) - w->ts->s[rep->from].live_bytes;
-		if (!(w->ts->tag.flags & PS_TAG_F_SLAB_BACKING) && w->g.growth > w->adj_growth)
-			rep->untraced_removed += w->g.growth - w->adj_growth;
+		w->untraced = w->fac_idx >= 0 && w->fac_idx < (int32_t)r->nslab &&
+			      w->g.growth > w->adj_growth ? w->g.growth - w->adj_growth : 0;
+		if (!(w->ts->tag.flags & PS_TAG_F_SLAB_BACKING))
+			rep->untraced_removed += w->untraced;
 	}
 	return 0;
 }
@@ -275,6 +280,9 @@ int64_t ps_row_live(const struct ps_report *rep, const struct ps_report_row *w, 
 	int64_t base = w->ts->s[rep->from].live_bytes, v = w->ts->s[k].live_bytes;
 	double f;
 
+	if (w->exact_shape && rep->shape)
+		return base + llround(w->share *
+				      rep->shape[(size_t)w->fac_idx * rep->run->nintervals + k]);
 	if (!rep->fac || w->fac_idx < 0 || v <= base)
 		return v;
 	f = rep->fac[(size_t)w->fac_idx * rep->run->nintervals + k];

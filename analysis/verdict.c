@@ -495,8 +495,7 @@ int ps_verdict_build(struct ps_verdict *v, const struct ps_report *rep, const ch
 		pidx[i] = -1;
 		if (!row_counts(v, rep, w))
 			continue;
-		if (w->g.growth > w->adj_growth)
-			v->untraced_removed += w->g.growth - w->adj_growth;
+		v->untraced_removed += w->untraced;
 		if (row_bounded(rep, w)) {
 			if (w->adj_growth > 0)
 				v->bounded_left_out += w->adj_growth;
