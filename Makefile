@@ -261,13 +261,21 @@ fuzz:
 WIN_LIB_SRCS := userspace/lib/util/util.c userspace/lib/etw/poolsample.c userspace/lib/etw/etwsession.c
 WIN_SRCS := $(wildcard userspace/win/*.c) $(WIN_LIB_SRCS)
 WIN_CFLAGS := -O2 -g -std=gnu11 $(WARN) -I. -D_WIN32_WINNT=0x0A00 -DPOOLSCOPE_VERSION='"$(VERSION)"'
-windows: $(O)/win/poolscope-win.exe
+windows: $(O)/win/poolscope-win.exe $(O)/win/tests/sample_restart.exe
 
 $(O)/win/poolscope-win.exe: $(WIN_SRCS) $(wildcard userspace/win/*.h userspace/lib/etw/*.h \
 		userspace/lib/util/*.h)
 	$(call msg,MINGW,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $(WIN_SRCS) -ladvapi32 -lntdll
+	$(Q)$(MINGW_CC) $(WIN_CFLAGS) -municode -o $@ $(WIN_SRCS) -ladvapi32 -lntdll
+
+# The sample writer on the Windows C runtime, run under Wine by tests/live/wine.sh.
+$(O)/win/tests/sample_restart.exe: tests/win/sample_restart.c userspace/win/wide.c $(WIN_LIB_SRCS) \
+		$(wildcard userspace/win/*.h userspace/lib/etw/*.h userspace/lib/util/*.h)
+	$(call msg,MINGW,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MINGW_CC) $(WIN_CFLAGS) -o $@ tests/win/sample_restart.c userspace/win/wide.c \
+		$(WIN_LIB_SRCS) -ladvapi32 -lntdll
 
 # --- man pages ----------------------------------------------------------------------------------
 # docs/commands/*.md are the command reference, written for go-md2man (a pandoc-style title
@@ -316,7 +324,7 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzm
 	libsqlite3-dev sqlite3 \
 	libtraceevent-dev gnuplot-nox samba smbclient libsmbclient-dev mingw-w64 liburing-dev \
 	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0 \
-	go-md2man jq xz-utils zstd
+	go-md2man jq xz-utils zstd wine64
 # ksmbd-tools conflicts with samba as a package: its binaries are unpacked under $(O) instead.
 KSMBD_TOOLS := $(O)/ksmbd-tools
 deps:

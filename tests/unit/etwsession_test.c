@@ -176,12 +176,55 @@ TEST(parse_tags_errors)
 	ASSERT_EQ(ps_etw_parse_tags("A\tB", tags, &n, err, sizeof(err)), -EINVAL, "control char");
 }
 
+/* --max-file-mb: 0 or 16 MiB .. 4 TiB, plain decimal. */
+TEST(parse_max_file_mb)
+{
+	uint32_t mb = 7;
+
+	ASSERT_OK(ps_etw_parse_max_file_mb("0", &mb), "0: no limit");
+	ASSERT_EQ(mb, 0, "0");
+	ASSERT_OK(ps_etw_parse_max_file_mb("16", &mb), "the minimum");
+	ASSERT_EQ(mb, 16, "16");
+	ASSERT_OK(ps_etw_parse_max_file_mb("4194304", &mb), "4 TiB");
+	ASSERT_ERR(ps_etw_parse_max_file_mb("15", &mb), "below the minimum");
+	ASSERT_ERR(ps_etw_parse_max_file_mb("4194305", &mb), "above 4 TiB");
+	ASSERT_ERR(ps_etw_parse_max_file_mb("1g", &mb), "units are not taken");
+	ASSERT_ERR(ps_etw_parse_max_file_mb("-1", &mb), "negative");
+	ASSERT_ERR(ps_etw_parse_max_file_mb("", &mb), "empty");
+}
+
+/*
+ * A session gone or buffers lost: a file at its limit is said first (ETW stops writing it),
+ * then a full volume, then what is left: stopped from outside, or a disk too slow.
+ */
+TEST(stop_why)
+{
+	const uint64_t unk = UINT64_MAX, gib = 1ull << 30;
+
+	ASSERT_EQ(ps_etw_stop_why(false, false, 0, unk, 0, 1024), PS_ETW_STOP_NONE, "all well");
+	ASSERT_EQ(ps_etw_stop_why(true, false, 10 * gib, gib, 8192, 1024), PS_ETW_STOP_OUTSIDE,
+		  "gone, room left, far from the limit: stopped from outside");
+	ASSERT_EQ(ps_etw_stop_why(true, false, 3 << 20, gib, 8192, 1024), PS_ETW_STOP_DISK_FULL,
+		  "gone with 3 MiB free: the disk filled, not someone else");
+	ASSERT_EQ(ps_etw_stop_why(false, true, 3 << 20, gib, 0, 1024), PS_ETW_STOP_DISK_FULL,
+		  "buffers lost, no room");
+	ASSERT_EQ(ps_etw_stop_why(false, true, 10 * gib, 8 * gib - (1 << 20), 8192, 1024),
+		  PS_ETW_STOP_FILE_LIMIT, "a buffer short of --max-file-mb");
+	ASSERT_EQ(ps_etw_stop_why(true, false, 10 * gib, 8 * gib, 8192, 1024),
+		  PS_ETW_STOP_FILE_LIMIT, "gone at the limit");
+	ASSERT_EQ(ps_etw_stop_why(false, true, 10 * gib, 8 * gib, 0, 1024), PS_ETW_STOP_WRITE_LAG,
+		  "no limit set: a slow disk");
+	ASSERT_EQ(ps_etw_stop_why(true, false, unk, unk, 8192, 1024), PS_ETW_STOP_OUTSIDE,
+		  "nothing known: stopped from outside");
+}
+
 TEST(pick_logger)
 {
 	ASSERT_EQ(ps_etw_pick_logger(10, 0), PS_ETW_LOGGER_SYSTEM, "Windows 10/11/2016+");
 	ASSERT_EQ(ps_etw_pick_logger(6, 3), PS_ETW_LOGGER_SYSTEM, "8.1 / 2012 R2");
 	ASSERT_EQ(ps_etw_pick_logger(6, 2), PS_ETW_LOGGER_SYSTEM, "8 / 2012");
-	ASSERT_EQ(ps_etw_pick_logger(6, 1), PS_ETW_LOGGER_KERNEL, "7 / 2008 R2");
+	ASSERT_EQ(ps_etw_pick_logger(6, 1), PS_ETW_LOGGER_NONE,
+		  "7 / 2008 R2: no TraceSystemTraceEnableFlagsInfo");
 	ASSERT_EQ(ps_etw_pick_logger(6, 0), PS_ETW_LOGGER_NONE, "Vista: no TraceSetInformation");
 	ASSERT_EQ(ps_etw_pick_logger(5, 2), PS_ETW_LOGGER_NONE, "XP/2003");
 }
@@ -193,6 +236,10 @@ TEST(errmsg)
 	ASSERT_STRSTR(ps_etw_errmsg(PS_ETW_WIN32, 112), "disk full", "ERROR_DISK_FULL");
 	ASSERT_STRSTR(ps_etw_errmsg(PS_ETW_WIN32, 39), "disk full", "ERROR_HANDLE_DISK_FULL");
 	ASSERT_STRSTR(ps_etw_errmsg(PS_ETW_WIN32, 4201), "no such", "ERROR_WMI_INSTANCE_NOT_FOUND");
+	ASSERT_STRSTR(ps_etw_errmsg(PS_ETW_WIN32, 120), "does not implement",
+		      "ERROR_CALL_NOT_IMPLEMENTED");
+	ASSERT_STRSTR(ps_etw_errmsg(PS_ETW_WIN32, 161), "another trace session",
+		      "ERROR_BAD_PATHNAME: StartTrace's reason first");
 	ASSERT_STRSTR(ps_etw_errmsg(PS_ETW_NTSTATUS, 0xC0000022), "elevated", "STATUS_ACCESS_DENIED");
 	ASSERT_STRSTR(ps_etw_errmsg(PS_ETW_NTSTATUS, 0xC0000003), "without --tags",
 		      "STATUS_INVALID_INFO_CLASS");

@@ -78,3 +78,13 @@ TEST(writer_lines)
 	ASSERT_TRUE(saw_t, "tag line");
 	ASSERT_TRUE(saw_e, "end marker");
 }
+
+/* What "sample" says when the pool tag table cannot be read: advice for the codes it meets. */
+TEST(query_errmsg)
+{
+	ASSERT_STRSTR(ps_poolsample_query_errmsg(0xC0000003), "does not provide the pool tag table",
+		      "STATUS_INVALID_INFO_CLASS (Wine)");
+	ASSERT_STRSTR(ps_poolsample_query_errmsg(0xC0000022), "elevated", "STATUS_ACCESS_DENIED");
+	ASSERT_STRSTR(ps_poolsample_query_errmsg(0xC0000017), "memory", "STATUS_NO_MEMORY");
+	ASSERT_TRUE(ps_poolsample_query_errmsg(0xC0000005) == NULL, "no advice: the code alone");
+}

@@ -13,6 +13,7 @@
 
 #include "userspace/win/ntpool.h"
 #include "userspace/win/trace.h"
+#include "userspace/win/wide.h"
 #include <psapi.h>
 
 #include "userspace/lib/etw/poolsample.h"
@@ -22,7 +23,9 @@ static volatile LONG stop_flag;
 
 static BOOL WINAPI on_ctrl(DWORD type)
 {
-	(void)type;
+	/* logoff reaches only services, for any user's logoff: a sampler keeps going */
+	if (type == CTRL_LOGOFF_EVENT)
+		return TRUE;
 	InterlockedExchange(&stop_flag, 1);
 	return TRUE;
 }
@@ -58,6 +61,32 @@ static NTSTATUS query_pooltags(void **buf, ULONG *len)
 	}
 }
 
+void ps_win_bad_option(const char *cmd, char **argv)
+{
+	const char *arg = argv[optind - 1];
+
+	/* a short option's letter, or the word as typed: mingw's own message names the .exe path */
+	if (optopt && strchr(arg, optopt) && arg[0] == '-' && arg[1] != '-')
+		fprintf(stderr, "poolscope-win %s: option '-%c' is unknown or needs a value\n", cmd,
+			optopt);
+	else
+		fprintf(stderr, "poolscope-win %s: option '%s' is unknown or needs a value\n", cmd,
+			arg);
+}
+
+/* True, with the reason printed, when the pool tag query failed. */
+static bool query_failed(NTSTATUS st)
+{
+	const char *why = ps_poolsample_query_errmsg((uint32_t)st);
+
+	if (st >= 0)
+		return false;
+	fprintf(stderr, "poolscope-win sample: cannot read the pool tag table "
+		"(NtQuerySystemInformation, status 0x%08lx)%s%s\n", (unsigned long)st,
+		why ? ": " : "", why ? why : "");
+	return true;
+}
+
 static int do_sample(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -78,6 +107,7 @@ static int do_sample(int argc, char **argv)
 	FILE *f;
 	int c, rc = 1;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:i:d:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
@@ -99,6 +129,7 @@ static int do_sample(int argc, char **argv)
 			       "EXAMPLES:\n  poolscope-win sample -o pool.tsv --interval 1s --duration 120\n");
 			return 0;
 		default:
+			ps_win_bad_option("sample", argv);
 			return 2;
 		}
 	}
@@ -106,12 +137,43 @@ static int do_sample(int argc, char **argv)
 		fprintf(stderr, "poolscope-win sample: -o FILE is required\n");
 		return 2;
 	}
-	f = fopen(out, "a+b");
-	if (!f) {
-		fprintf(stderr, "poolscope-win sample: %s: %s\n", out, strerror(errno));
+	/*
+	 * One query before the file is touched: a system without the table leaves it as it
+	 * was, and says why.
+	 */
+	buf = malloc(len);
+	if (!buf || query_failed(query_pooltags(&buf, &len))) {
+		if (!buf)
+			fprintf(stderr, "poolscope-win sample: out of memory\n");
+		free(buf);
 		return 1;
 	}
-	GetComputerNameA(host, &hlen);
+	{
+		wchar_t *wout = ps_win_wide(out);
+
+		if (!wout) {
+			fprintf(stderr, "poolscope-win sample: -o '%s': not a valid path\n", out);
+			free(buf);
+			return 2;
+		}
+		f = _wfopen(wout, L"a+b");
+		free(wout);
+	}
+	if (!f) {
+		fprintf(stderr, "poolscope-win sample: %s: %s\n", out, strerror(errno));
+		free(buf);
+		return 1;
+	}
+	{
+		wchar_t whost[256];
+		DWORD wlen = ARRAY_SIZE(whost);
+		char *h;
+
+		if (GetComputerNameW(whost, &wlen) && (h = ps_win_utf8(whost))) {
+			ps_strlcpy(host, h, hlen);
+			free(h);
+		}
+	}
 	snprintf(ibuf, sizeof(ibuf), "%llu", (unsigned long long)interval_ns);
 	{
 		OSVERSIONINFOW vi = { .dwOSVersionInfoSize = sizeof(vi) };
@@ -130,9 +192,6 @@ static int do_sample(int argc, char **argv)
 			goto out;
 		}
 	}
-	buf = malloc(len);
-	if (!buf)
-		goto out;
 	SetConsoleCtrlHandler(on_ctrl, TRUE);
 	/* the run's length by a clock that time sync does not step */
 	start = GetTickCount64();
@@ -142,11 +201,8 @@ static int do_sample(int argc, char **argv)
 		NTSTATUS st = query_pooltags(&buf, &len);
 		uint64_t now = wall_ns();
 
-		if (st < 0) {
-			fprintf(stderr, "poolscope-win sample: NtQuerySystemInformation: 0x%08lx\n",
-				(unsigned long)st);
+		if (query_failed(st))
 			goto out;
-		}
 		if (!GetPerformanceInfo(&pi, sizeof(pi))) {
 			fprintf(stderr, "poolscope-win sample: GetPerformanceInfo: error %lu\n",
 				GetLastError());
@@ -189,12 +245,12 @@ out:
 	return rc;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		printf("usage: poolscope-win sample -o FILE [--interval 1s] [--duration D] [--tags LIST]\n"
 		       "       poolscope-win trace -o FILE.etl [--stacks] [--tags T1,T2] [--duration D]\n"
-		       "                           [--buffers-mb N]\n"
+		       "                           [--buffers-mb N] [--max-file-mb N]\n"
 		       "       poolscope-win trace --stop\n");
 		return argc < 2 ? 2 : 0;
 	}
@@ -205,4 +261,35 @@ int main(int argc, char **argv)
 	fprintf(stderr, "poolscope-win: unknown command '%s' (commands: sample, trace)\n",
 		argv[1]);
 	return 2;
+}
+
+/*
+ * The arguments arrive as UTF-16 (mingw's -municode) and go on as UTF-8, so that a path
+ * outside the ANSI code page survives; the console prints UTF-8.
+ */
+int wmain(int argc, wchar_t **wargv);
+int wmain(int argc, wchar_t **wargv)
+{
+	char **argv = calloc((size_t)argc + 1, sizeof(*argv));
+	int rc = 1;
+
+	if (!argv) {
+		fprintf(stderr, "poolscope-win: out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < argc; i++) {
+		argv[i] = ps_win_utf8(wargv[i]);
+		if (!argv[i]) {
+			fprintf(stderr, "poolscope-win: argument %d is not valid Unicode\n", i);
+			rc = 2;
+			goto out;
+		}
+	}
+	SetConsoleOutputCP(CP_UTF8);
+	rc = run(argc, argv);
+out:
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+	return rc;
 }

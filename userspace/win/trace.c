@@ -4,10 +4,11 @@
  * "poolscope convert" turns into a per-tag timeline.  There is no EVENT_TRACE_FLAG_* for pool
  * events: they are the PERF_POOL bit of the kernel's private group mask, set with
  * TraceSetInformation(TraceSystemTraceEnableFlagsInfo) on a kernel session (etl-format.md
- * §7.3).  The session is a system-logger-mode session named "poolscope" on Windows 8+
- * (so it does not take the single NT Kernel Logger from other tools) and the NT Kernel
- * Logger on Windows 7.  Process, thread and image-load events go along so that stacks can
- * be attributed to drivers.
+ * §7.3), which Windows documents from Windows 8 / Server 2012.  The session is a
+ * system-logger-mode session named "poolscope" (so it does not take the single NT Kernel
+ * Logger from other tools); the NT Kernel Logger only where system-logger mode is refused.
+ * Process, thread and image-load events go along so that stacks can be attributed to
+ * drivers.
  *
  * A session outlives the process that started it: if this program dies, the kernel keeps
  * writing the file until "trace --stop".  Everything portable (group mask, buffer plan, tag
@@ -22,6 +23,7 @@
 #include "userspace/win/etwdefs.h"
 #include "userspace/win/ntpool.h"
 #include "userspace/win/trace.h"
+#include "userspace/win/wide.h"
 
 #include "userspace/lib/etw/etwkernel.h"
 #include "userspace/lib/etw/etwsession.h"
@@ -29,23 +31,29 @@
 #include "userspace/lib/util/util.h"
 
 #define SESSION_NAME	"poolscope"
-#define NAME_BYTES	1024
+#define SESSION_NAMEW	L"poolscope"
+#define NAME_CHARS	1024	/* ETW's limit for session and file names */
+#define PATH_UTF8	(3 * NAME_CHARS)
 /* Classic flags for attribution: process names, thread ids, driver load addresses. */
 #define CLASSIC_FLAGS	(EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | \
 			 EVENT_TRACE_FLAG_IMAGE_LOAD)
 #define POLL_MS		250
 #define QUERY_EVERY	8	/* polls: query the session every 2 s */
 
-/* EVENT_TRACE_PROPERTIES followed by the room ETW wants for the two names it returns. */
+/*
+ * EVENT_TRACE_PROPERTIES followed by the room ETW wants for the two names it returns, UTF-16:
+ * the W calls, so that a path outside the ANSI code page works (wide.h).
+ */
 struct props {
 	EVENT_TRACE_PROPERTIES p;
-	char logger[NAME_BYTES];
-	char file[NAME_BYTES];
+	WCHAR logger[NAME_CHARS];
+	WCHAR file[NAME_CHARS];
 };
 
 struct session {
 	enum ps_etw_logger kind;
-	const char *name;
+	const char *name;	/* for messages */
+	const WCHAR *wname;	/* for ETW */
 	TRACEHANDLE h;
 };
 
@@ -56,6 +64,7 @@ struct trace_opts {
 	unsigned int ntags;
 	uint64_t duration_ns;
 	uint32_t buffers_mb;
+	uint32_t max_file_mb;
 };
 
 static volatile LONG stop_flag;
@@ -63,13 +72,18 @@ static HANDLE done_event;
 
 static BOOL WINAPI on_ctrl(DWORD type)
 {
+	/*
+	 * Logoff reaches only processes running as services, and for any user's logoff: a
+	 * capture started by a scheduled task or a service wrapper must outlive it.
+	 */
+	if (type == CTRL_LOGOFF_EVENT)
+		return TRUE;
 	InterlockedExchange(&stop_flag, 1);
 	/*
-	 * Closing the console, logoff and shutdown kill the process as soon as this handler
-	 * returns: wait (Windows allows about 5 s) for the main thread to stop the session, or
+	 * Closing the console and shutdown kill the process as soon as this handler returns: wait (Windows allows about 5 s) for the main thread to stop the session, or
 	 * it would keep running with nobody to stop it.
 	 */
-	if (type == CTRL_CLOSE_EVENT || type == CTRL_LOGOFF_EVENT || type == CTRL_SHUTDOWN_EVENT)
+	if (type == CTRL_CLOSE_EVENT || type == CTRL_SHUTDOWN_EVENT)
 		WaitForSingleObject(done_event, 4500);
 	return TRUE;
 }
@@ -86,7 +100,8 @@ static void props_init(struct props *b)
 static void report(const char *what, enum ps_etw_err_src src, unsigned long code)
 {
 	const char *msg = ps_etw_errmsg(src, (uint32_t)code);
-	char sys[256] = "";
+	WCHAR wsys[256];
+	char *sys = NULL;
 	size_t n;
 
 	if (src == PS_ETW_NTSTATUS) {
@@ -94,8 +109,10 @@ static void report(const char *what, enum ps_etw_err_src src, unsigned long code
 			msg ? msg : "failed", code);
 		return;
 	}
-	if (!msg && FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS,
-				   NULL, (DWORD)code, 0, sys, sizeof(sys), NULL)) {
+	/* Windows' own text, in the system's language: UTF-16, printed as UTF-8 */
+	if (!msg && FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS,
+				   NULL, (DWORD)code, 0, wsys, ARRAY_SIZE(wsys), NULL) &&
+	    (sys = ps_win_utf8(wsys))) {
 		n = strlen(sys);
 		while (n && (sys[n - 1] == '\n' || sys[n - 1] == '\r' || sys[n - 1] == '.'))
 			sys[--n] = '\0';
@@ -103,6 +120,7 @@ static void report(const char *what, enum ps_etw_err_src src, unsigned long code
 	}
 	fprintf(stderr, "poolscope-win trace: %s: %s (error %lu)\n", what, msg ? msg : "failed",
 		code);
+	free(sys);
 }
 
 /* True unless the token says it is not elevated (older Windows cannot say: let ETW decide). */
@@ -140,25 +158,32 @@ static void enable_profile_privilege(void)
 	CloseHandle(tok);
 }
 
-static ULONG query_session(const char *name, struct props *b)
+static ULONG query_session(const WCHAR *name, struct props *b)
 {
 	props_init(b);
-	return ControlTraceA(0, name, &b->p, EVENT_TRACE_CONTROL_QUERY);
+	return ControlTraceW(0, name, &b->p, EVENT_TRACE_CONTROL_QUERY);
 }
 
-/* ETW fills the file name on query/stop; a session without one is real-time only. */
-static const char *props_file(const struct props *b)
+/* ETW fills the file name on query/stop (UTF-8 in buf); a session without one is real-time. */
+static const char *props_file(const struct props *b, char *buf, size_t len)
 {
-	return b->file[0] ? b->file : "(no file)";
+	char *u;
+
+	if (!b->file[0] || !(u = ps_win_utf8(b->file)))
+		return "(no file)";
+	ps_strlcpy(buf, u, len);
+	free(u);
+	return buf;
 }
 
 static void print_stopped(const char *name, const struct props *b)
 {
 	const EVENT_TRACE_PROPERTIES *p = &b->p;
+	char fb[PATH_UTF8];
 
 	printf("stopped session '%s': %lu buffers written, %lu events lost, %lu buffers not "
 	       "written; file %s\n", name, p->BuffersWritten, p->EventsLost, p->LogBuffersLost,
-	       props_file(b));
+	       props_file(b, fb, sizeof(fb)));
 	if (p->EventsLost)
 		printf("  events were lost: the buffers filled faster than the disk took them; "
 		       "raise --buffers-mb or narrow with --tags\n");
@@ -166,15 +191,17 @@ static void print_stopped(const char *name, const struct props *b)
 		printf("  buffers could not be written to the file (disk full?)\n");
 }
 
-static ULONG stop_session(TRACEHANDLE h, const char *name, struct props *b)
+static ULONG stop_session(TRACEHANDLE h, const WCHAR *name, struct props *b)
 {
 	props_init(b);
-	return ControlTraceA(h, name, &b->p, EVENT_TRACE_CONTROL_STOP);
+	return ControlTraceW(h, name, &b->p, EVENT_TRACE_CONTROL_STOP);
 }
 
-static ULONG start_session(struct session *s, const struct ps_etw_buffers *bp, const char *path)
+static ULONG start_session(struct session *s, const struct ps_etw_buffers *bp, const WCHAR *path,
+			   uint32_t max_file_mb)
 {
 	static const GUID kernel_guid = PS_ETW_SYSTEM_TRACE_CONTROL_GUID_INIT;
+	static const GUID own_guid = PS_ETW_POOLSCOPE_SESSION_GUID_INIT;
 	struct props b;
 
 	props_init(&b);
@@ -182,21 +209,26 @@ static ULONG start_session(struct session *s, const struct ps_etw_buffers *bp, c
 	/* QPC timestamps (ClientContext 1): the clock the converter expects first. */
 	b.p.Wnode.ClientContext = 1;
 	b.p.LogFileMode = EVENT_TRACE_FILE_MODE_SEQUENTIAL;
-	/*
-	 * A system-logger session may leave Guid zero (ETW picks one); the NT Kernel Logger's
-	 * is fixed.
-	 */
-	if (s->kind == PS_ETW_LOGGER_SYSTEM)
+	/* The NT Kernel Logger's GUID is fixed; a system-logger session gets its creator's. */
+	if (s->kind == PS_ETW_LOGGER_SYSTEM) {
 		b.p.LogFileMode |= EVENT_TRACE_SYSTEM_LOGGER_MODE;
-	else
+		b.p.Wnode.Guid = own_guid;
+	} else {
 		b.p.Wnode.Guid = kernel_guid;
+	}
 	b.p.EnableFlags = CLASSIC_FLAGS;
 	b.p.BufferSize = bp->buffer_kb;
 	b.p.MinimumBuffers = bp->min_buffers;
 	b.p.MaximumBuffers = bp->max_buffers;
-	ps_strlcpy(b.logger, s->name, sizeof(b.logger));
-	ps_strlcpy(b.file, path, sizeof(b.file));
-	return StartTraceA(&s->h, s->name, &b.p);
+	/*
+	 * Buffers reach the file at least every second, not only when full or at the stop: a
+	 * machine that dies of the leak being traced keeps what was written before.
+	 */
+	b.p.FlushTimer = 1;
+	b.p.MaximumFileSize = max_file_mb;
+	wcsncpy(b.logger, s->wname, NAME_CHARS - 1);
+	wcsncpy(b.file, path, NAME_CHARS - 1);
+	return StartTraceW(&s->h, s->wname, &b.p);
 }
 
 static void os_version(OSVERSIONINFOW *vi)
@@ -208,24 +240,25 @@ static void os_version(OSVERSIONINFOW *vi)
 }
 
 /* Free bytes on the volume of path, or UINT64_MAX when it cannot be told. */
-static uint64_t free_bytes(const char *path)
+static uint64_t free_bytes(const WCHAR *path)
 {
-	char dir[MAX_PATH];
+	WCHAR dir[NAME_CHARS];
 	ULARGE_INTEGER avail;
-	char *slash;
+	WCHAR *slash;
 
-	ps_strlcpy(dir, path, sizeof(dir));
-	slash = strrchr(dir, '\\');
+	wcsncpy(dir, path, NAME_CHARS - 1);
+	dir[NAME_CHARS - 1] = 0;
+	slash = wcsrchr(dir, L'\\');
 	if (slash)
-		slash[1] = '\0';
-	if (!GetDiskFreeSpaceExA(dir, &avail, NULL, NULL))
+		slash[1] = 0;
+	if (!GetDiskFreeSpaceExW(dir, &avail, NULL, NULL))
 		return UINT64_MAX;
 	return avail.QuadPart;
 }
 
 static int do_stop(void)
 {
-	OSVERSIONINFOW vi;
+	char fb[PATH_UTF8];
 	struct props b;
 	ULONG rc;
 
@@ -234,7 +267,7 @@ static int do_stop(void)
 			"(Administrator) prompt\n");
 		return 1;
 	}
-	rc = stop_session(0, SESSION_NAME, &b);
+	rc = stop_session(0, SESSION_NAMEW, &b);
 	if (!rc) {
 		print_stopped(SESSION_NAME, &b);
 		return 0;
@@ -243,8 +276,7 @@ static int do_stop(void)
 		report("stop session '" SESSION_NAME "'", PS_ETW_WIN32, rc);
 		return 1;
 	}
-	os_version(&vi);
-	rc = query_session(KERNEL_LOGGER_NAMEA, &b);
+	rc = query_session(KERNEL_LOGGER_NAMEW, &b);
 	if (rc == ERROR_WMI_INSTANCE_NOT_FOUND) {
 		fprintf(stderr, "poolscope-win trace: no poolscope trace session is running\n");
 		return 1;
@@ -253,32 +285,23 @@ static int do_stop(void)
 		report("query '" KERNEL_LOGGER_NAMEA "'", PS_ETW_WIN32, rc);
 		return 1;
 	}
-	if (ps_etw_pick_logger(vi.dwMajorVersion, vi.dwMinorVersion) != PS_ETW_LOGGER_KERNEL) {
-		/*
-		 * On Windows 8+ poolscope uses its own session; the NT Kernel Logger here
-		 * belongs to another tool (or to a run that fell back, which said so).
-		 */
-		fprintf(stderr, "poolscope-win trace: no '%s' session is running; the '%s' "
-			"is running (file %s): if poolscope-win started it, stop it with: "
-			"logman stop \"%s\" -ets\n", SESSION_NAME, KERNEL_LOGGER_NAMEA,
-			props_file(&b), KERNEL_LOGGER_NAMEA);
-		return 1;
-	}
-	/* Windows 7: the NT Kernel Logger is the session poolscope-win starts there. */
-	rc = stop_session(0, KERNEL_LOGGER_NAMEA, &b);
-	if (rc) {
-		report("stop '" KERNEL_LOGGER_NAMEA "'", PS_ETW_WIN32, rc);
-		return 1;
-	}
-	print_stopped(KERNEL_LOGGER_NAMEA, &b);
-	return 0;
+	/*
+	 * poolscope starts the NT Kernel Logger only when system-logger mode is refused, and
+	 * says so then; it may as well be another tool's: not stopped without being asked.
+	 */
+	fprintf(stderr, "poolscope-win trace: no '%s' session is running; the '%s' is running "
+		"(file %s): if poolscope-win started it, stop it with: logman stop \"%s\" -ets\n",
+		SESSION_NAME, KERNEL_LOGGER_NAMEA, props_file(&b, fb, sizeof(fb)), KERNEL_LOGGER_NAMEA);
+	return 1;
 }
 
 /* The session exists already: say whose file it writes and how to clear it. */
 static void report_exists(const struct session *s)
 {
 	struct props b;
-	const char *file = query_session(s->name, &b) ? "unknown file" : props_file(&b);
+	char fb[PATH_UTF8];
+	const char *file = query_session(s->wname, &b) ? "unknown file" :
+			   props_file(&b, fb, sizeof(fb));
 
 	if (s->kind == PS_ETW_LOGGER_SYSTEM)
 		fprintf(stderr, "poolscope-win trace: session '%s' is already running (writing %s), "
@@ -346,12 +369,23 @@ static int configure(const struct session *s, const struct trace_opts *o)
 	return 0;
 }
 
+/* Bytes of path on disk, or UINT64_MAX when it cannot be told. */
+static uint64_t file_bytes(const WCHAR *path)
+{
+	WIN32_FILE_ATTRIBUTE_DATA fa;
+
+	if (!GetFileAttributesExW(path, GetFileExInfoStandard, &fa))
+		return UINT64_MAX;
+	return ((uint64_t)fa.nFileSizeHigh << 32) | fa.nFileSizeLow;
+}
+
 /*
  * Waits for Ctrl-C, --duration, or trouble.  Returns 0, or 1 when the session was stopped
- * from outside (*gone: nothing left to stop) or the disk filled (the caller still stops it).
+ * from outside (*gone: nothing left to stop), the disk filled or the file reached
+ * --max-file-mb (the caller still stops it).
  */
 static int wait_trace(const struct session *s, const struct trace_opts *o, const char *path,
-		      const struct ps_etw_buffers *bp, bool *gone)
+		      const WCHAR *wpath, const struct ps_etw_buffers *bp, bool *gone)
 {
 	ULONGLONG start = GetTickCount64();
 	ULONG last_lost = 0;
@@ -360,6 +394,7 @@ static int wait_trace(const struct session *s, const struct trace_opts *o, const
 	*gone = false;
 	while (!stop_flag) {
 		struct props q;
+		bool lost;
 		ULONG rc;
 
 		Sleep(POLL_MS);
@@ -368,33 +403,43 @@ static int wait_trace(const struct session *s, const struct trace_opts *o, const
 		if (++tick % QUERY_EVERY)
 			continue;
 		props_init(&q);
-		rc = ControlTraceA(s->h, s->name, &q.p, EVENT_TRACE_CONTROL_QUERY);
-		if (rc == ERROR_WMI_INSTANCE_NOT_FOUND) {
+		rc = ControlTraceW(s->h, s->wname, &q.p, EVENT_TRACE_CONTROL_QUERY);
+		*gone = rc == ERROR_WMI_INSTANCE_NOT_FOUND;
+		lost = !rc && q.p.LogBuffersLost > last_lost;
+		switch (ps_etw_stop_why(*gone, lost, free_bytes(wpath), file_bytes(wpath),
+					o->max_file_mb, bp->buffer_kb)) {
+		case PS_ETW_STOP_NONE:
+			continue;
+		case PS_ETW_STOP_OUTSIDE:
 			fprintf(stderr, "poolscope-win trace: the session was stopped from outside "
 				"(trace --stop, logman, xperf); %s holds what was written\n", path);
-			*gone = true;
 			return 1;
-		}
-		if (rc || q.p.LogBuffersLost <= last_lost)
-			continue;
-		/* Buffers the logger could not write: tell a full disk from a slow one. */
-		if (free_bytes(path) < 4ULL * bp->buffer_kb * 1024) {
+		case PS_ETW_STOP_DISK_FULL:
 			fprintf(stderr, "poolscope-win trace: %s: disk full: %lu buffers could not "
-				"be written; stopping\n", path, q.p.LogBuffersLost);
+				"be written; stopping (the file holds what was written)\n", path,
+				lost ? q.p.LogBuffersLost : 0UL);
 			return 1;
+		case PS_ETW_STOP_FILE_LIMIT:
+			fprintf(stderr, "poolscope-win trace: %s reached --max-file-mb %lu; stopping "
+				"(raise it, or 0 for no limit, for a longer trace)\n", path,
+				(unsigned long)o->max_file_mb);
+			return 1;
+		case PS_ETW_STOP_WRITE_LAG:
+			fprintf(stderr, "poolscope-win trace: warning: %lu buffers could not be "
+				"written to %s so far (a slow disk?)\n", q.p.LogBuffersLost, path);
+			last_lost = q.p.LogBuffersLost;
+			continue;
 		}
-		fprintf(stderr, "poolscope-win trace: warning: %lu buffers could not be written "
-			"to %s so far\n", q.p.LogBuffersLost, path);
-		last_lost = q.p.LogBuffersLost;
 	}
 	return 0;
 }
 
 static int do_trace(const struct trace_opts *o)
 {
-	struct session s = { .name = SESSION_NAME };
+	struct session s = { .name = SESSION_NAME, .wname = SESSION_NAMEW };
 	struct ps_etw_buffers bp;
-	char path[MAX_PATH];
+	WCHAR wpath[NAME_CHARS], *wout;
+	char path[PATH_UTF8], *u;
 	OSVERSIONINFOW vi;
 	struct props b;
 	DWORD ncpu, n;
@@ -404,30 +449,31 @@ static int do_trace(const struct trace_opts *o)
 
 	os_version(&vi);
 	s.kind = ps_etw_pick_logger(vi.dwMajorVersion, vi.dwMinorVersion);
-	/*
-	 * The .exe itself needs Windows 7 to load (K32GetPerformanceInfo, TraceSetInformation);
-	 * the check keeps the rule in one tested place (ps_etw_pick_logger) all the same.
-	 */
+	/* the rule lives in one tested place, ps_etw_pick_logger() */
 	if (s.kind == PS_ETW_LOGGER_NONE) {
 		fprintf(stderr, "poolscope-win trace: unsupported Windows version %lu.%lu (build %lu): "
-			"pool tracing needs Windows 7 / Server 2008 R2 or later; use 'sample'\n",
+			"pool tracing needs Windows 8 / Server 2012 or later (the pool events are "
+			"turned on with TraceSystemTraceEnableFlagsInfo); use 'sample' there\n",
 			vi.dwMajorVersion, vi.dwMinorVersion, vi.dwBuildNumber);
 		return 1;
 	}
-	if (s.kind == PS_ETW_LOGGER_KERNEL)
-		s.name = KERNEL_LOGGER_NAMEA;
 	if (!is_elevated()) {
 		fprintf(stderr, "poolscope-win trace: not elevated: run from an elevated "
 			"(Administrator) prompt\n");
 		return 1;
 	}
 	/* ETW resolves the file in the kernel: give it an absolute path. */
-	n = GetFullPathNameA(o->out, sizeof(path), path, NULL);
-	if (!n || n >= sizeof(path)) {
-		fprintf(stderr, "poolscope-win trace: %s: bad or too long path\n", o->out);
+	wout = ps_win_wide(o->out);
+	n = wout ? GetFullPathNameW(wout, NAME_CHARS, wpath, NULL) : 0;
+	free(wout);
+	if (!n || n >= NAME_CHARS || !(u = ps_win_utf8(wpath))) {
+		fprintf(stderr, "poolscope-win trace: %s: bad or too long path (at most %d "
+			"characters, absolute)\n", o->out, NAME_CHARS - 1);
 		return 1;
 	}
-	if (GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES) {
+	ps_strlcpy(path, u, sizeof(path));
+	free(u);
+	if (GetFileAttributesW(wpath) != INVALID_FILE_ATTRIBUTES) {
 		fprintf(stderr, "poolscope-win trace: %s exists: remove it or choose another -o "
 			"(a trace never overwrites a file)\n", path);
 		return 1;
@@ -445,7 +491,7 @@ static int do_trace(const struct trace_opts *o)
 	/* Before the session exists: a Ctrl-C during setup must still reach the stop below. */
 	done_event = CreateEventA(NULL, TRUE, FALSE, NULL);
 	SetConsoleCtrlHandler(on_ctrl, TRUE);
-	rc = start_session(&s, &bp, path);
+	rc = start_session(&s, &bp, wpath, o->max_file_mb);
 	if ((rc == ERROR_INVALID_PARAMETER || rc == ERROR_NOT_SUPPORTED) &&
 	    s.kind == PS_ETW_LOGGER_SYSTEM) {
 		fprintf(stderr, "poolscope-win trace: note: system-logger mode refused (error %lu); "
@@ -453,7 +499,8 @@ static int do_trace(const struct trace_opts *o)
 			"logman stop \"NT Kernel Logger\" -ets)\n", rc);
 		s.kind = PS_ETW_LOGGER_KERNEL;
 		s.name = KERNEL_LOGGER_NAMEA;
-		rc = start_session(&s, &bp, path);
+		s.wname = KERNEL_LOGGER_NAMEW;
+		rc = start_session(&s, &bp, wpath, o->max_file_mb);
 	}
 	if (rc == ERROR_ALREADY_EXISTS) {
 		report_exists(&s);
@@ -481,16 +528,13 @@ static int do_trace(const struct trace_opts *o)
 		printf("all tags");
 	}
 	printf("); Ctrl-C%s stops\n", o->duration_ns ? " or --duration" : "");
-	if (o->stacks && s.kind == PS_ETW_LOGGER_KERNEL)
-		printf("note: on x64 Windows 7 kernel stacks need DisablePagingExecutive=1 "
-		       "(wpr -disablepagingexecutive on, then reboot)\n");
 	fflush(stdout);
 
-	ret = wait_trace(&s, o, path, &bp, &gone);
+	ret = wait_trace(&s, o, path, wpath, &bp, &gone);
 	if (gone)
 		goto out_done;
 	/* Stopping flushes the buffers still in memory to the file. */
-	rc = stop_session(s.h, s.name, &b);
+	rc = stop_session(s.h, s.wname, &b);
 	if (rc) {
 		report("stop trace session", PS_ETW_WIN32, rc);
 		ret = 1;
@@ -503,8 +547,8 @@ static int do_trace(const struct trace_opts *o)
 
 out_abort:
 	/* No half-configured session or file left behind: it would not hold pool events. */
-	stop_session(s.h, s.name, &b);
-	DeleteFileA(path);
+	stop_session(s.h, s.wname, &b);
+	DeleteFileW(wpath);
 out_done:
 	/* Lets a console-close handler waiting in on_ctrl() return. */
 	if (done_event)
@@ -516,17 +560,19 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: poolscope-win trace -o FILE.etl [--stacks] [--tags T1,T2,...] [--duration D]\n"
-		"                           [--buffers-mb N]\n"
+		"                           [--buffers-mb N] [--max-file-mb N]\n"
 		"       poolscope-win trace --stop\n"
 		"  -o FILE.etl      output (must not exist)\n"
 		"  --stacks         stack walk on PoolAlloc/PoolFree (+Session)\n"
 		"  --tags LIST      kernel pool tag filter, at most %d whole tags (no wildcards)\n"
 		"  --duration D     stop after D (120, 90s, 5m); default: until Ctrl-C\n"
 		"  --buffers-mb N   ETW buffer memory, non-paged (default %d)\n"
+		"  --max-file-mb N  stop when the file reaches N MiB, 0: no limit (default %d)\n"
 		"  --stop           stop a session left running by a crashed or killed run\n"
 		"EXAMPLES:\n"
 		"  poolscope-win trace -o pool.etl --stacks --tags LSbf --duration 120\n"
-		"  poolscope-win trace --stop\n", PS_ETW_MAX_TAGS, PS_ETW_BUFFERS_MB_DEFAULT);
+		"  poolscope-win trace --stop\n", PS_ETW_MAX_TAGS, PS_ETW_BUFFERS_MB_DEFAULT,
+		PS_ETW_MAX_FILE_MB_DEFAULT);
 }
 
 int ps_win_trace(int argc, char **argv)
@@ -537,15 +583,18 @@ int ps_win_trace(int argc, char **argv)
 		{ "tags", required_argument, NULL, 't' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "buffers-mb", required_argument, NULL, 'b' },
+		{ "max-file-mb", required_argument, NULL, 'm' },
 		{ "stop", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct trace_opts o = { .buffers_mb = PS_ETW_BUFFERS_MB_DEFAULT };
+	struct trace_opts o = { .buffers_mb = PS_ETW_BUFFERS_MB_DEFAULT,
+				.max_file_mb = PS_ETW_MAX_FILE_MB_DEFAULT };
 	bool other = false;
 	char err[160];
 	int c;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o.out = optarg; other = true; break;
@@ -573,11 +622,20 @@ int ps_win_trace(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'm':
+			other = true;
+			if (ps_etw_parse_max_file_mb(optarg, &o.max_file_mb)) {
+				fprintf(stderr, "poolscope-win trace: bad --max-file-mb '%s': 0 (no "
+					"limit) or a number of MiB from %d to %u\n", optarg,
+					PS_ETW_MAX_FILE_MB_MIN, PS_ETW_MAX_FILE_MB_MAX);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			ps_win_bad_option("trace", argv);
 			return 2;
 		}
 	}

@@ -88,6 +88,13 @@
 	{ 0x9e814aad, 0x3204, 0x11d2, { 0x9a, 0x82, 0x00, 0x60, 0x08, 0xa8, 0x69, 0x39 } }
 #define PS_ETW_POOL_GUID_INIT \
 	{ 0x0268a8b6, 0x74fd, 0x4302, { 0x9d, 0xd0, 0x6e, 0x8f, 0x17, 0x95, 0xc0, 0xcf } }
+/*
+ * poolscope's own system-logger session: EVENT_TRACE_PROPERTIES wants a session GUID of its
+ * creator's choosing there (one session named "poolscope" at a time, so one GUID).
+ * {d8d5469b-1e94-43f8-bd7a-4f57f5c905b5}
+ */
+#define PS_ETW_POOLSCOPE_SESSION_GUID_INIT \
+	{ 0xd8d5469b, 0x1e94, 0x43f8, { 0xbd, 0x7a, 0x4f, 0x57, 0xf5, 0xc9, 0x05, 0xb5 } }
 
 /* --- the kernel's group mask --------------------------------------------------------------- */
 

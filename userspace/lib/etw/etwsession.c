@@ -42,6 +42,33 @@ int ps_etw_parse_buffers_mb(const char *s, uint32_t *mb)
 	return 0;
 }
 
+int ps_etw_parse_max_file_mb(const char *s, uint32_t *mb)
+{
+	unsigned v;
+
+	if (ps_parse_uint(s, 0, PS_ETW_MAX_FILE_MB_MAX, &v) ||
+	    (v && v < PS_ETW_MAX_FILE_MB_MIN))
+		return -EINVAL;
+	*mb = v;
+	return 0;
+}
+
+enum ps_etw_stop_why ps_etw_stop_why(bool gone, bool buffers_lost, uint64_t free_bytes,
+				     uint64_t file_bytes, uint32_t max_file_mb,
+				     uint32_t buffer_kb)
+{
+	uint64_t buf = (uint64_t)buffer_kb * 1024;
+
+	if (!gone && !buffers_lost)
+		return PS_ETW_STOP_NONE;
+	if (max_file_mb && file_bytes != UINT64_MAX &&
+	    file_bytes + 2 * buf >= (uint64_t)max_file_mb << 20)
+		return PS_ETW_STOP_FILE_LIMIT;
+	if (free_bytes != UINT64_MAX && free_bytes < 4 * buf)
+		return PS_ETW_STOP_DISK_FULL;
+	return gone ? PS_ETW_STOP_OUTSIDE : PS_ETW_STOP_WRITE_LAG;
+}
+
 int ps_etw_plan_buffers(uint32_t mb, uint32_t ncpu, struct ps_etw_buffers *out)
 {
 	uint64_t budget_kb = (uint64_t)mb * 1024;
@@ -134,8 +161,6 @@ enum ps_etw_logger ps_etw_pick_logger(uint32_t major, uint32_t minor)
 {
 	if (major > 6 || (major == 6 && minor >= 2))
 		return PS_ETW_LOGGER_SYSTEM;
-	if (major == 6 && minor == 1)
-		return PS_ETW_LOGGER_KERNEL;
 	return PS_ETW_LOGGER_NONE;
 }
 
@@ -166,10 +191,16 @@ static const struct etw_err etw_errs[] = {
 	  "not enough memory for the trace buffers: use a smaller --buffers-mb" },
 	{ PS_ETW_WIN32, 3,	/* ERROR_PATH_NOT_FOUND */
 	  "output directory not found: the directory of -o must exist" },
+	/* StartTrace: another session writes that file, or ETW cannot use the path as given */
 	{ PS_ETW_WIN32, 161,	/* ERROR_BAD_PATHNAME */
-	  "bad output path: use a local path such as C:\\traces\\pool.etl" },
+	  "the output file is already written by another trace session, or its path is not a "
+	  "local absolute path (such as C:\\traces\\pool.etl): stop that session or choose "
+	  "another -o" },
 	{ PS_ETW_WIN32, 32,	/* ERROR_SHARING_VIOLATION */
 	  "the output file is in use by another program" },
+	{ PS_ETW_WIN32, 120,	/* ERROR_CALL_NOT_IMPLEMENTED */
+	  "this system does not implement the call (Wine does not; Windows 8 / Server 2012 "
+	  "and later do)" },
 	{ PS_ETW_WIN32, 50,	/* ERROR_NOT_SUPPORTED */
 	  "not supported by this Windows version" },
 	{ PS_ETW_WIN32, 87,	/* ERROR_INVALID_PARAMETER */

@@ -41,6 +41,36 @@ struct ps_etw_buffers {
 int ps_etw_parse_buffers_mb(const char *s, uint32_t *mb);
 
 /*
+ * --max-file-mb: the .etl's MaximumFileSize. A sequential ETW file without one grows until the
+ * disk is full, which on a machine dying of a leak is the disk the evidence is on. 0: no limit.
+ */
+#define PS_ETW_MAX_FILE_MB_DEFAULT	8192
+#define PS_ETW_MAX_FILE_MB_MIN		16
+#define PS_ETW_MAX_FILE_MB_MAX		(1u << 22)	/* 4 TiB */
+
+/* Parses --max-file-mb: 0, or a number of MiB in [PS_ETW_MAX_FILE_MB_MIN, _MAX]. */
+int ps_etw_parse_max_file_mb(const char *s, uint32_t *mb);
+
+/* Why a trace stops before it was asked to (wait_trace on Windows). */
+enum ps_etw_stop_why {
+	PS_ETW_STOP_NONE,		/* nothing wrong */
+	PS_ETW_STOP_OUTSIDE,		/* someone stopped the session (trace --stop, logman) */
+	PS_ETW_STOP_DISK_FULL,		/* the output volume has no room for more buffers */
+	PS_ETW_STOP_FILE_LIMIT,		/* the file reached --max-file-mb */
+	PS_ETW_STOP_WRITE_LAG,		/* buffers lost with room left: a slow disk, keep going */
+};
+
+/*
+ * Tells apart what buffers lost or a session gone mean: the file at its size limit (within two
+ * buffers), a volume without room for four more buffers, or, with neither, a session stopped
+ * from outside (gone) or a disk too slow (buffers lost). free_bytes or file_bytes UINT64_MAX:
+ * not known.
+ */
+enum ps_etw_stop_why ps_etw_stop_why(bool gone, bool buffers_lost, uint64_t free_bytes,
+				     uint64_t file_bytes, uint32_t max_file_mb,
+				     uint32_t buffer_kb);
+
+/*
  * Splits a memory budget of mb MiB into ETW buffers for ncpu processors.  ETW buffers are
  * per-processor and the kernel wants at least two per processor, so the buffer size shrinks
  * (1 MiB, the ETW maximum, down to 8 KiB) until every CPU gets four.  Returns -EINVAL if
@@ -60,14 +90,16 @@ int ps_etw_parse_tags(const char *list, uint32_t tags[PS_ETW_MAX_TAGS], unsigned
 
 enum ps_etw_logger {
 	PS_ETW_LOGGER_NONE,		/* Windows too old for a pool trace */
-	PS_ETW_LOGGER_KERNEL,		/* "NT Kernel Logger" (Windows 7 / 2008 R2) */
+	PS_ETW_LOGGER_KERNEL,		/* "NT Kernel Logger": only where 8+ refuses the other */
 	PS_ETW_LOGGER_SYSTEM,		/* own session, EVENT_TRACE_SYSTEM_LOGGER_MODE (8+) */
 };
 
 /*
- * Which session kind to use on Windows major.minor (from RtlGetVersion): system-logger mode
- * exists from 6.2 (Windows 8 / Server 2012); TraceSetInformation, needed for the pool group
- * mask, from 6.1.
+ * Which session kind to use on Windows major.minor (from RtlGetVersion). The pool events are
+ * turned on through TraceSetInformation(TraceSystemTraceEnableFlagsInfo), which Windows
+ * documents from 6.2 (Windows 8 / Server 2012), as system-logger mode: older versions get
+ * PS_ETW_LOGGER_NONE (use "sample" there). Windows 7 has TraceSetInformation, but not that
+ * class.
  */
 enum ps_etw_logger ps_etw_pick_logger(uint32_t major, uint32_t minor);
 

@@ -126,3 +126,19 @@ const char *ps_pool_type_name(bool paged)
 {
 	return paged ? "paged" : "nonpaged";
 }
+
+const char *ps_poolsample_query_errmsg(uint32_t status)
+{
+	switch (status) {
+	case 0xC0000003:	/* STATUS_INVALID_INFO_CLASS */
+	case 0xC0000002:	/* STATUS_NOT_IMPLEMENTED */
+		return "this system does not provide the pool tag table (Wine does not; Windows "
+		       "has since NT 4.0)";
+	case 0xC0000022:	/* STATUS_ACCESS_DENIED */
+		return "access denied: run from an elevated (Administrator) prompt";
+	case 0xC0000017:	/* STATUS_NO_MEMORY */
+		return "not enough memory for the pool tag table";
+	default:
+		return NULL;
+	}
+}

@@ -53,5 +53,10 @@ bool ps_pool_tag_match(const char *pattern, const char *tag);
 bool ps_pool_tag_match_list(const char *list, const char *tag);
 /* "nonpaged"/"paged" */
 const char *ps_pool_type_name(bool paged);
+/*
+ * What an NTSTATUS from NtQuerySystemInformation(SystemPoolTagInformation) means to the user
+ * of "sample" (the pool tag table poolmon reads); NULL for a code without advice.
+ */
+const char *ps_poolsample_query_errmsg(uint32_t status);
 
 #endif
