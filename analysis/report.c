@@ -110,7 +110,8 @@ int ps_report_rank(struct ps_report *rep, const struct ps_run *r, uint64_t from_
 		rep->snapshots = rep->to - rep->from + 1;
 		for (size_t i = 0; i < r->ntags; i++)
 			rep->listed_late += r->tags[i].first > rep->from &&
-					    r->tags[i].first <= rep->to;
+					    r->tags[i].first <= rep->to &&
+					    !(r->tags[i].tag.flags & PS_TAG_F_BORN_LATE);
 	}
 	return 0;
 }

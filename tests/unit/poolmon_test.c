@@ -396,6 +396,57 @@ TEST(poolused_tag_not_listed_is_unknown)
 }
 
 /*
+ * poolmon's console rows carry each counter's change since the previous refresh "( n)". A tag
+ * first listed in a later screen whose Allocs equal their change made every allocation it ever
+ * made since that refresh: it held nothing before, and its growth counts from 0 (a driver that
+ * started leaking during the capture). One whose Allocs exceed their change existed before and
+ * was not listed: unknown before, as with snapshots without the column. Both survive a save.
+ */
+TEST(poolmon_delta_tells_new_tag)
+{
+	struct ps_convert_result res;
+	const char *p[] = {
+		write_file("screen1.txt",
+			" Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc\n"
+			" LSbf Nonp       100 (   0)        50 (   0)        50    51200 (     0)   1024\n"),
+		write_file("screen2.txt",
+			" Tag  Type     Allocs            Frees            Diff   Bytes       Per Alloc\n"
+			" LSbf Nonp       100 (   0)        50 (   0)        50    51200 (     0)   1024\n"
+			" Leak Nonp       900 ( 900)       100 ( 100)       800   819200 (819200)   1024\n"
+			" Old  Nonp      5000 (  10)      4000 (  10)      1000  1024000 (     0)   1024\n"),
+	};
+	char db[1024], err[300];
+	struct ps_run *r = convert(p, 2, NULL, &res), *r2 = NULL;
+	const struct ps_tag_series *t;
+	struct ps_report rep;
+
+	if (!r)
+		return;
+	ASSERT_EQ(res.problems, 0, res.first_problem);
+	if ((t = tag(r, "Leak", "nonpaged"))) {
+		ASSERT_TRUE(t->tag.flags & PS_TAG_F_BORN_LATE, "Allocs == their change: born late");
+		ASSERT_EQ(t->s[0].live_bytes, 0, "held nothing in the first screen");
+		ASSERT_EQ(t->s[1].live_bytes, 819200, "all of it grew");
+	}
+	if ((t = tag(r, "Old ", "nonpaged"))) {
+		ASSERT_FALSE(t->tag.flags & PS_TAG_F_BORN_LATE, "Allocs > their change: existed");
+		ASSERT_EQ(t->s[1].live_bytes - t->s[0].live_bytes, 0, "unknown before: no growth");
+	}
+	if (ASSERT_OK(ps_report_rank(&rep, r, 0, UINT64_MAX), "report")) {
+		ASSERT_EQ(rep.listed_late, 1, "only Old counts as listed late");
+		ps_report_free(&rep);
+	}
+	snprintf(db, sizeof(db), "%s/saved.db", ps_test_tmpdir());
+	if (ASSERT_OK(ps_run_save(r, db, PS_TRACE_F_FORCE, err, sizeof(err)), err) &&
+	    ASSERT_OK(ps_run_load(&r2, db, err, sizeof(err)), err)) {
+		if ((t = tag(r2, "Leak", "nonpaged")))
+			ASSERT_EQ(t->s[0].live_bytes, 0, "saved and loaded: still born late");
+		ps_run_free(r2);
+	}
+	ps_run_free(r);
+}
+
+/*
  * Without pooltag.txt the well-known tags of the seed's question still get their drivers, from
  * the project's own table, flagged so; the user's pooltag.txt wins where it names a binary.
  */

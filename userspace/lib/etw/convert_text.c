@@ -31,6 +31,8 @@ struct trow {
 	uint64_t allocs, frees;
 	int64_t live_objs, live_bytes;
 	bool cumulative;	/* poolmon: allocs/frees are counters since boot */
+	bool born;		/* poolmon: Allocs equals its "( delta )": no allocation before the
+				   previous refresh, so the tag held nothing then */
 	const char *path;	/* where the row is, for a problem found when it is written */
 	unsigned lineno;
 };
@@ -112,6 +114,9 @@ static int flush(struct tconv *c)
 			pt.owner = ps_pool_owner(c->o->pooltags, w->tag, &builtin);
 			if (builtin)
 				pt.flags |= PS_TAG_F_OWNER_BUILTIN;
+			/* new since the previous refresh, listed after the first snapshot */
+			if (w->born && idx > 0)
+				pt.flags |= PS_TAG_F_BORN_LATE;
 			r = ps_trace_add_tag(c->t, &pt);
 			if (r)
 				break;
@@ -223,19 +228,26 @@ static int next_number(const char **s, uint64_t *v)
 
 /*
  * Numbers of a poolmon row after the type, skipping "( delta )" groups: how many, -1 for an
- * unclosed group, -2 for an impossible number.
+ * unclosed group, -2 for an impossible number. *alloc_delta: the group after the first number
+ * (Allocs' change since the previous refresh), -1 when there is none.
  */
-static int poolmon_numbers(const char *s, uint64_t *v, int max)
+static int poolmon_numbers(const char *s, uint64_t *v, int max, int64_t *alloc_delta)
 {
 	int n = 0;
+
+	*alloc_delta = -1;
 
 	while (*s && n < max) {
 		while (*s == ' ' || *s == '\t')
 			s++;
 		if (*s == '(') {
-			const char *e = strchr(s, ')');
+			const char *e = strchr(s, ')'), *d = s + 1;
+			uint64_t dv;
+
 			if (!e)
 				return -1;
+			if (n == 1 && next_number(&d, &dv) == 1 && d <= e)
+				*alloc_delta = (int64_t)dv;
 			s = e + 1;
 			continue;
 		}
@@ -496,7 +508,8 @@ static int parse_line(struct tconv *c, char *line, const char **why)
 		return 0;
 	}
 	uint64_t v[8];
-	int n = poolmon_numbers(type + (pool == P_PAGED ? 5 : 4), v, 5);
+	int64_t adelta;
+	int n = poolmon_numbers(type + (pool == P_PAGED ? 5 : 4), v, 5, &adelta);
 	if (n < 4) {
 		*why = n == -2 ? why_absurd : why_numbers;
 		return 0;
@@ -509,6 +522,7 @@ static int parse_line(struct tconv *c, char *line, const char **why)
 	row.live_objs = (int64_t)v[2];
 	row.live_bytes = (int64_t)v[3];
 	row.cumulative = true;
+	row.born = v[0] && adelta >= 0 && (uint64_t)adelta == v[0];
 	return add_row(c, &row) < 0 ? -ENOMEM : 0;
 }
 

@@ -153,6 +153,8 @@
 #define PS_TAG_F_SLAB_BACKING	0x2	/* pages backing slabs or large kmalloc: counted elsewhere  */
 #define PS_TAG_F_SAMPLED	0x4	/* counts are scaled from an address-hash sample          */
 #define PS_TAG_F_OWNER_BUILTIN	0x8	/* owner from the built-in pool tag table, not pooltag.txt */
+#define PS_TAG_F_BORN_LATE	0x10	/* snapshots: first listed with every allocation it ever made
+					   since the previous refresh, so it held nothing before */
 
 
 #endif

@@ -543,8 +543,12 @@ static void carry_forward(const struct loader *L)
 		while (first < r->nintervals && !L->seen[i * r->nintervals + first])
 			first++;
 		r->tags[i].first = first;
-		/* a snapshot that does not list a tag says nothing about it (trace.h) */
-		for (uint32_t k = 0; absolute && first < r->nintervals && k < first; k++) {
+		/*
+		 * A snapshot that does not list a tag says nothing about it (trace.h), unless the
+		 * tag's counters showed it was born after that snapshot: then it held nothing.
+		 */
+		for (uint32_t k = 0; absolute && !(r->tags[i].tag.flags & PS_TAG_F_BORN_LATE) &&
+				     first < r->nintervals && k < first; k++) {
 			s[k].live_objs = s[first].live_objs;
 			s[k].live_bytes = s[first].live_bytes;
 		}

@@ -191,7 +191,8 @@ struct ps_tag_series {
 	 * memory). Before it, a trace of absolute snapshots (meta live_absolute = 1: poolmon,
 	 * !poolused, sample files) did not list the tag, which says nothing about it: its live_*
 	 * there are those of its first row, so that growth is measured only from where it is
-	 * listed. In other traces they are 0 (nothing allocated since the start).
+	 * listed. In other traces they are 0 (nothing allocated since the start), and so are
+	 * those of a tag flagged PS_TAG_F_BORN_LATE (its counters said it was new).
 	 */
 	uint32_t first;
 };
