@@ -48,11 +48,24 @@ static void print_problems(struct ps_etl *e, const char *cmd)
 		fprintf(stderr, "poolscope etl %s: ... %u problems in all\n", cmd, st->problems);
 }
 
+/* A WPP message's GUID: absent (a component id, or none) reads as all zero in the table. */
+static bool zero_guid(const uint8_t *g)
+{
+	static const uint8_t zero[16];
+
+	return !g || !memcmp(g, zero, 16);
+}
+
 static void kind_name(const struct ps_etl_hist_ent *x, char *buf, size_t len)
 {
 	char g[37];
 
-	if (x->kernel) {
+	if (x->htype == PS_ETL_HT_MESSAGE && zero_guid(x->guid)) {
+		snprintf(buf, len, "(no GUID) message %u", x->id);
+	} else if (x->htype == PS_ETL_HT_MESSAGE) {
+		/* WPP: the message number within its GUID (its format string in the PDB/TMF) */
+		snprintf(buf, len, "{%s} message %u", ps_etl_guid_str(x->guid, g), x->id);
+	} else if (x->kernel) {
 		const char *gn = ps_etl_group_name(x->group);
 		snprintf(buf, len, "%s(0x%02x)/%u", gn ? gn : "Group", x->group, x->type);
 	} else if (x->htype == PS_ETL_HT_EVENT32 || x->htype == PS_ETL_HT_EVENT64) {
@@ -80,8 +93,9 @@ static void json_kind(FILE *f, bool kernel, uint8_t group, uint8_t type, uint16_
 		return;
 	}
 	fprintf(f, ",\"group\":null,\"group_name\":null,\"type\":%u,\"provider\":", type);
-	ps_json_str(f, guid ? ps_etl_guid_str(guid, g) : NULL);
-	if (manifest)
+	ps_json_str(f, guid && !(htype == PS_ETL_HT_MESSAGE && zero_guid(guid)) ?
+		       ps_etl_guid_str(guid, g) : NULL);
+	if (manifest || htype == PS_ETL_HT_MESSAGE)
 		fprintf(f, ",\"id\":%u", id);
 	else
 		fprintf(f, ",\"id\":null");
@@ -249,7 +263,7 @@ static void dump_json(FILE *f, const struct ps_etl_event *ev, double ms)
 
 	if (ev->guid)
 		memcpy(x.guid, ev->guid, sizeof(x.guid));
-	if (ev->kernel || ev->guid)
+	if (ev->kernel || ev->guid || ev->htype == PS_ETL_HT_MESSAGE)
 		kind_name(&x, k, sizeof(k));
 	else
 		snprintf(k, sizeof(k), "-");
@@ -290,6 +304,11 @@ static int etl_dump(const char *path, uint64_t limit, bool json)
 		if (ev.kernel) {
 			const char *gn = ps_etl_group_name(ev.group);
 			printf("%s(0x%02x)/%u", gn ? gn : "Group", ev.group, ev.type);
+		} else if (ev.htype == PS_ETL_HT_MESSAGE) {
+			if (ev.guid)
+				printf("{%s} message %u", ps_etl_guid_str(ev.guid, g), ev.id);
+			else
+				printf("(no GUID) message %u", ev.id);
 		} else if (ev.guid && (ev.htype == PS_ETL_HT_EVENT32 ||
 				       ev.htype == PS_ETL_HT_EVENT64)) {
 			printf("{%s} id %u opcode %u", ps_etl_guid_str(ev.guid, g), ev.id, ev.type);

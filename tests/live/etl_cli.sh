@@ -68,4 +68,14 @@ fi
 grep -q '17078 events, 0 pool allocs' "$tmp/out" || fail "convert etl output: $(cat "$tmp/out")"
 "$PS" convert -h | grep -q EXAMPLES || fail "convert -h"
 "$PS" etl -h | grep -q EXAMPLES || fail "etl -h"
+# WPP messages (written by tests/unit/etl_bad_test.c's wpp_message_guid): by GUID and number
+WPP=$TOP/tests/fuzz/convert-seeds/wpp-messages.etl
+out=$("$PS" etl info "$WPP") || fail "etl info of WPP messages exit $?"
+grep -Eq '^  \{44332211-6655-8877-99aa-bbccddeef001\} message 7 +MESSAGE +1$' <<< "$out" ||
+	fail "WPP message with its GUID: $out"
+grep -Eq '^  \(no GUID\) message 9 +MESSAGE +1$' <<< "$out" || fail "WPP message without a GUID: $out"
+"$PS" etl info "$WPP" --format json | jq -e '[.kinds[] | select(.header == "MESSAGE")] |
+	map({provider, id}) == [{"provider": null, "id": 9},
+	{"provider": "44332211-6655-8877-99aa-bbccddeef001", "id": 7}]' > /dev/null ||
+	fail "WPP kinds in json"
 echo "ok"

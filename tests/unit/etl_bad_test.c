@@ -378,3 +378,64 @@ TEST(extreme_times_clamp)
 	ASSERT_EQ(ps_etl_rel_ns(&h, 1000 + 10000000), 1000000000, "1 s");
 	ASSERT_EQ(ps_etl_wall_ns(&h, 1000 + 10000000), 1000000000, "1 s after the epoch");
 }
+
+/*
+ * A WPP message (MESSAGE_TRACE_HEADER, byte 3 0x90) with a sequence number, the message GUID,
+ * a timestamp and thread/process ids, then one without its GUID (a component id): the first
+ * reads with its GUID and message number, which etl info groups kinds by; the second has no
+ * GUID (NULL, not zeros), and both keep their timestamps and ids.
+ */
+TEST(wpp_message_guid)
+{
+	static const uint8_t guid[16] = { 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+					  0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xf0, 0x01 };
+	char path[512], err[256];
+	uint8_t m[64] = { 0 }, c[48] = { 0 };
+	struct ps_etl_event ev;
+	struct ps_etl *e;
+	struct etlw *w;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/wpp.etl", ps_test_tmpdir());
+	w = etlw_open(path, 8, 1, 512, false, 1000, 10000000, 132404548206236167LL);
+	if (!ASSERT_NOT_NULL(w, "open writer"))
+		return;
+	/* size, reserved, flags 0x90; message 7; options seq|guid|timestamp|ids */
+	put16(m, 52); m[3] = 0x90; put16(m + 4, 7); put16(m + 6, 0x01 | 0x02 | 0x08 | 0x20);
+	put32(m + 8, 1);
+	memcpy(m + 12, guid, 16);
+	put64(m + 28, 5000);
+	put32(m + 36, 44); put32(m + 40, 4);
+	put32(m + 44, 0xabcd); put32(m + 48, 0);
+	etlw_raw(w, 0, m, 52);
+	/* component id instead of the GUID */
+	put16(c, 32); c[3] = 0x90; put16(c + 4, 9); put16(c + 6, 0x04 | 0x08 | 0x20);
+	put32(c + 8, 3);
+	put64(c + 12, 6000);
+	put32(c + 20, 45); put32(c + 24, 4);
+	etlw_raw(w, 0, c, 32);
+	if (!ASSERT_OK(etlw_close(w), "close writer"))
+		return;
+	if (!ASSERT_OK(ps_etl_open(&e, path, 0, err, sizeof(err)), err))
+		return;
+	while (ps_etl_next(e, &ev) > 0) {
+		if (ev.htype != PS_ETL_HT_MESSAGE)	/* the logfile header event */
+			continue;
+		if (n == 0) {
+			ASSERT_TRUE(ev.guid && !memcmp(ev.guid, guid, 16), "the message GUID");
+			ASSERT_EQ(ev.id, 7, "message number");
+			ASSERT_EQ(ev.ts, 5000, "timestamp");
+			ASSERT_EQ(ev.tid, 44, "thread");
+			ASSERT_EQ(ev.payload_len, 8, "the arguments after the header");
+		} else {
+			ASSERT_TRUE(ev.guid == NULL, "a component id is no GUID");
+			ASSERT_EQ(ev.id, 9, "message number");
+			ASSERT_EQ(ev.ts, 6000, "timestamp");
+			ASSERT_EQ(ev.tid, 45, "thread");
+		}
+		n++;
+	}
+	ASSERT_EQ(n, 2, "two messages");
+	ASSERT_EQ(ps_etl_stats(e)->problems, 0, ps_etl_problem(e, 0) ? ps_etl_problem(e, 0) : "");
+	ps_etl_close(e);
+}

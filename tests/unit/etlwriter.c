@@ -320,6 +320,19 @@ static void etlw_event(struct etlw *w, uint32_t c, bool perfinfo, uint8_t group,
 	k->used += adv;
 }
 
+/* An event whose header the caller built (a WPP message, ...): size bytes at ev. */
+static void etlw_raw(struct etlw *w, uint32_t c, const void *ev, uint32_t size)
+{
+	uint32_t adv = (size + 7) & ~7u;
+	struct etlw_cpu *k = &w->cpu[c];
+
+	if (k->used + adv > w->bufsize)
+		etlw_flush(w, c);
+	memset(k->buf + k->used, 0, adv);
+	memcpy(k->buf + k->used, ev, size);
+	k->used += adv;
+}
+
 static int etlw_close(struct etlw *w)
 {
 	for (uint32_t c = 0; c < w->ncpus; c++) {

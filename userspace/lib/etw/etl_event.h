@@ -163,10 +163,17 @@ parse_event(const uint8_t *b, uint32_t off, uint32_t end, struct ps_etl_event *e
 		if (rem < hlen)
 			goto short_hdr;
 		size = ps_rd16(p);
+		ev->id = ps_rd16(p + 4);	/* MessageNumber: the message within its GUID */
 		opt = ps_rd16(p + 6);
 		if (opt & 0x01) hlen += 4;
-		if (opt & 0x02) hlen += 16;
-		else if (opt & 0x04) hlen += 4;
+		/* the message GUID (TRACE_MESSAGE_GUID), else a component id: no GUID */
+		if (opt & 0x02) {
+			if (size >= hlen + 16 && rem >= hlen + 16)
+				ev->guid = p + hlen;
+			hlen += 16;
+		} else if (opt & 0x04) {
+			hlen += 4;
+		}
 		if (opt & 0x18) {
 			if (size >= hlen + 8 && rem >= hlen + 8)
 				ev->ts = (int64_t)ps_rd64(p + hlen);
