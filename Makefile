@@ -40,10 +40,12 @@
 #   tests/leaklab/progs/      the leak lab's scenarios: known kernel-memory behaviour each
 #   tests/leaklab/run.sh      make leaklab (root): records each scenario with and without noise
 #                             and scores the report's verdict against its known answer
+#   tests/sim/verdict_sim.c   make verdict-sim: the verdict's rule on simulated windows
+#   tests/win/                programs for the Windows C runtime, run under Wine by tests/live
 #   docs/commands/*.md        one page per command; `make man` turns them into man pages
 #
-# Targets: all test test-unit test-live bench demo leaklab fuzz windows man install uninstall
-#          deps vmlinux clean help
+# Targets: all test test-unit test-live bench verdict-sim demo leaklab fuzz windows man install
+#          uninstall deps vmlinux clean help
 
 O        ?= .output
 V        ?=
@@ -133,7 +135,7 @@ POOLSCOPE := $(O)/poolscope
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all test test-unit test-live bench demo leaklab fuzz windows man install uninstall deps \
+.PHONY: all test test-unit test-live bench verdict-sim demo leaklab fuzz windows man install uninstall deps \
 	vmlinux clean help check-deps
 
 all: $(POOLSCOPE) $(TEST_BINS) $(LIVE_BINS) $(LAB_BINS) $(FIXGEN)
@@ -216,6 +218,15 @@ test-live: all
 
 bench: check-deps all
 	$(Q)O=$(O) tests/bench/run.sh
+
+# The verdict rule on simulated windows (docs/analysis.md quotes it): pure C, no root.
+verdict-sim: $(O)/tests/verdict_sim
+	$(Q)$(O)/tests/verdict_sim
+
+$(O)/tests/verdict_sim: tests/sim/verdict_sim.c $(CORE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS_CORE)
 
 demo: check-deps all
 	$(Q)O=$(O) tests/demo.sh

@@ -284,3 +284,47 @@ int ps_segments_fit(const double *xin, const double *yin, size_t nin, size_t min
 	free(y);
 	return 0;
 }
+
+static int cmp_abs(const void *a, const void *b)
+{
+	double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+int ps_signed_rank(const double *y, size_t n, double *p_up)
+{
+	double *d, mean, var, w = 0, z;
+	size_t m = 0;
+
+	*p_up = 1;
+	if (n < 2)
+		return 0;
+	d = malloc((n - 1) * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	for (size_t i = 1; i < n; i++)
+		if (y[i] != y[i - 1])
+			d[m++] = y[i] - y[i - 1];
+	qsort(d, m, sizeof(*d), cmp_abs);
+	var = (double)m * (m + 1) * (2 * m + 1) / 24.0;
+	for (size_t i = 0, j; i < m; i = j) {
+		double t, rank;
+
+		for (j = i; j < m && fabs(d[j]) == fabs(d[i]); j++)
+			;
+		t = (double)(j - i);
+		rank = (double)(i + j + 1) / 2.0;	/* the average of ranks i+1 .. j */
+		for (size_t k = i; k < j; k++)
+			if (d[k] > 0)
+				w += rank;
+		var -= (t * t * t - t) / 48.0;
+	}
+	free(d);
+	if (!m || var <= 0)
+		return 0;
+	mean = (double)m * (m + 1) / 4.0;
+	z = (w - mean - 0.5) / sqrt(var);	/* continuity corrected */
+	*p_up = 0.5 * erfc(z / sqrt(2.0));
+	return 0;
+}

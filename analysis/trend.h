@@ -57,4 +57,13 @@ struct ps_segments {
 int ps_segments_fit(const double *x, const double *y, size_t n, size_t min_side,
 		    struct ps_segments *out);
 
+/*
+ * Wilcoxon signed-rank test of the changes y[i] - y[i-1] (unchanged intervals left out): *p_up,
+ * the one-sided p of "the changes are symmetric about 0" against "rises outweigh falls", from
+ * the normal approximation with ties corrected. Unlike the sign test it weighs how large each
+ * change is: a staircase of large sampled rises with small falls between is a rise. 1 when no
+ * interval changed. Returns 0 or -ENOMEM.
+ */
+int ps_signed_rank(const double *y, size_t n, double *p_up);
+
 #endif

@@ -21,19 +21,6 @@ const char *ps_vstate_name(enum ps_vstate s)
 	return s <= PS_V_LEAK ? n[s] : "stable";
 }
 
-/* P(X >= k) for X ~ Binomial(m, 1/2): the sign test of k rises among m changes; 1 for m = 0. */
-static double binom_upper(unsigned k, unsigned m)
-{
-	double p = 0, term = pow(0.5, m);	/* C(m, 0) / 2^m */
-
-	for (unsigned i = 0; i <= m; i++) {
-		if (i >= k)
-			p += term;
-		term = term * (double)(m - i) / (double)(i + 1);
-	}
-	return m ? (p > 1 ? 1 : p) : 1;
-}
-
 int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate, bool confirmed,
 		    struct ps_vstat *out)
 {
@@ -41,7 +28,6 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	struct ps_segments sg;
 	size_t side, jend = 0;
 	double secs, top, jump = 0;
-	unsigned ups = 0, downs = 0;
 	/* a burst: a tenth of the window, at least two intervals */
 	size_t burst = n / 10 > 2 ? n / 10 : 2;
 	bool rising, steady;
@@ -65,10 +51,10 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 			jump = y[i] - y[i >= burst ? i - burst : 0];
 			jend = i;
 		}
-		ups += y[i] > y[i - 1];
-		downs += y[i] < y[i - 1];
 	}
-	out->p_signs = binom_upper(ups, ups + downs);
+	e = ps_signed_rank(y, n, &out->p_signs);
+	if (e)
+		return e;
 	out->peak = (int64_t)(top - y[0]);
 	secs = t[n - 1] - t[0];
 	e = ps_trend_fit(t, y, n, &tr);

@@ -46,12 +46,13 @@ enum ps_vstate { PS_V_STABLE, PS_V_PLATEAU, PS_V_GROWING, PS_V_LEAK };
 #define PS_V_P_LEAK_MONOTONE	0.01
 #define PS_V_MAX_DRAWDOWN	0.25
 /*
- * A leak adds memory in most intervals; memory that wanders (a random walk: allocations and
- * frees that balance on average) adds in about half of them, and over a short window it can
- * still rise far and significantly. The sign test of the interval-to-interval changes must
- * reject "rises as often as it falls" at this level.
+ * Memory that wanders (a random walk: allocations and frees that balance on average) changes
+ * by as much up as down, and over a short window it can still rise far and significantly. A
+ * leak's rises outweigh its falls: more of them, or larger ones (a staircase of sampled steps
+ * with small noise between). The Wilcoxon signed-rank test of the interval-to-interval changes
+ * must reject "symmetric about 0" at this level.
  */
-#define PS_V_P_SIGNS		0.01
+#define PS_V_P_SIGNS		0.005
 #define PS_V_P_GROWING		0.05
 /*
  * A leak keeps allocating; an event (a program loading its maps, a cache filling on first use)
@@ -81,7 +82,7 @@ struct ps_vstat {
 	double rate;		/* Theil-Sen, bytes/s */
 	double late_rate;	/* slope after the break of the two-piece fit (rate when none) */
 	double p;		/* Mann-Kendall one-sided p of "rises" (1 when not computed) */
-	double p_signs;		/* sign test of the changes: p of "rises as often as it falls" */
+	double p_signs;		/* signed-rank test of the changes: p of "as much up as down" */
 	const char *why;	/* why not a leak, or NULL */
 };
 

@@ -166,3 +166,34 @@ TEST(segments_growth_that_stops)
 	ASSERT_NEAR(sg.slope1, 3, 1e-6, "line before");
 	ASSERT_NEAR(sg.slope2, 3, 1e-6, "line after");
 }
+
+/*
+ * The signed-rank test by hand: changes +1 +2 +3 -4 (ranks 1 2 3 4), W+ = 6 against a mean of
+ * 5 and a variance of 7.5: z = (6 - 5 - 0.5) / sqrt(7.5), p = 0.4276. Tied sizes share their
+ * average rank and lower the variance; unchanged intervals are left out; no change at all is
+ * p = 1. The sizes count: ten rises of 10 and ten falls of 1 are a rise (p = 0.029), where
+ * the signs alone (10 of 20) say nothing.
+ */
+TEST(signed_rank_by_hand)
+{
+	const double a[] = { 0, 1, 3, 6, 2 }, b[] = { 5, 5, 5 };
+	const double d[] = { 0, 1, 1, 0, 1, 1, 2 };
+	double c[21] = { 0 }, p;
+
+	for (int i = 1; i < 21; i++)
+		c[i] = c[i - 1] + (i % 2 ? 10 : -1);
+
+	ASSERT_OK(ps_signed_rank(a, 5, &p), "a");
+	ASSERT_NEAR(p, 0.5 * erfc(0.5 / sqrt(7.5) / sqrt(2.0)), 1e-12, "W+ = 6 of 10");
+	ASSERT_OK(ps_signed_rank(b, 3, &p), "b");
+	ASSERT_NEAR(p, 1.0, 0, "nothing changed");
+	ASSERT_OK(ps_signed_rank(c, 21, &p), "c");
+	/* W+ = 11 + ... + 20 = 155, mean 105, var 717.5 - 2 x (1000 - 10) / 48 */
+	ASSERT_NEAR(p, 0.5 * erfc((155 - 105 - 0.5) / sqrt(717.5 - 41.25) / sqrt(2.0)), 1e-12,
+		    "large rises, small falls");
+	ASSERT_TRUE(p < 0.05, "a rise");
+	/* changes +1 0 -1 +1 0 +1: four of size 1 (rank 2.5 each), three up: W+ = 7.5,
+	 * var = 4*5*9/24 - (64 - 4)/48 = 6.25 */
+	ASSERT_OK(ps_signed_rank(d, 7, &p), "d");
+	ASSERT_NEAR(p, 0.5 * erfc((7.5 - 5 - 0.5) / 2.5 / sqrt(2.0)), 1e-12, "ties");
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * verdict_sim [RUNS]: how often the verdict's rule (analysis/verdict.c) calls simulated 31-point
+ * windows (1 s intervals) a leak, for the figures docs/analysis.md quotes: series that must not be
+ * leaks (random walks of in-flight memory, AR(1) noise) and leaks as sampled tags show them
+ * (staircases of 64 KiB steps). Deterministic: a fixed xorshift seed. `make verdict-sim`.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analysis/verdict.h"
+
+#define N	31
+#define KiB	1024.0
+
+static unsigned long long rng = 0x12345678;
+
+static double uniform(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static double normal(void)
+{
+	double a = uniform(), b = uniform();
+
+	return sqrt(-2 * log(a < 1e-12 ? 1e-12 : a)) * cos(2 * M_PI * b);
+}
+
+static double t[N], y[N];
+
+static int leak(void)
+{
+	struct ps_vstat st;
+
+	return !ps_vstat_series(t, y, N, PS_V_MIN_RATE, true, &st) && st.state == PS_V_LEAK;
+}
+
+int main(int argc, char **argv)
+{
+	int runs = argc > 1 ? atoi(argv[1]) : 20000, walk = 0, steps = 0, ar = 0, stair = 0, drops = 0;
+
+	if (runs <= 0) {
+		fprintf(stderr, "usage: verdict_sim [RUNS > 0]\n");
+		return 2;
+	}
+	for (int i = 0; i < N; i++)
+		t[i] = i;
+	for (int r = 0; r < runs; r++) {
+		double v = 0, a = 0;
+
+		for (int i = 0; i < N; i++)	/* random walk, 64 KiB a second */
+			y[i] = v += 64 * KiB * normal();
+		walk += leak();
+		v = 0;
+		for (int i = 0; i < N; i++) {	/* +-64 KiB or nothing, 3 in 10 each */
+			double q = uniform();
+
+			y[i] = v += q < 0.3 ? 64 * KiB : q < 0.6 ? -64 * KiB : 0;
+		}
+		steps += leak();
+		for (int i = 0; i < N; i++)	/* AR(1), rho 0.9, sd 512 KiB */
+			y[i] = a = 0.9 * a + 512 * KiB * sqrt(1 - 0.81) * normal();
+		ar += leak();
+		v = 0;
+		for (int i = 0; i < N; i++) {	/* 35 KiB/s in 64 KiB sampled steps, +-8 KiB noise */
+			if (uniform() < 35.0 / 64)
+				v += 64 * KiB;
+			y[i] = v + 8 * KiB * normal();
+		}
+		stair += leak();
+		v = 0;
+		for (int i = 0; i < N; i++) {	/* 32 KiB/s, 192 KiB given back at 5 % a second */
+			if (uniform() < 0.5)
+				v += 64 * KiB;
+			if (uniform() < 0.05)
+				v -= 192 * KiB;
+			y[i] = v + 4 * KiB * normal();
+		}
+		drops += leak();
+	}
+	printf("%d windows of %d s each, called leaks:\n", runs, N - 1);
+	printf("  must not be:  random walk 64 KiB/s %.2f %%, +-64 KiB steps %.2f %%, AR(1) 0.9 %.2f %%\n",
+	       100.0 * walk / runs, 100.0 * steps / runs, 100.0 * ar / runs);
+	printf("  leaks:        35 KiB/s staircase %.1f %%, 32 KiB/s staircase with 192 KiB drops %.1f %%\n",
+	       100.0 * stair / runs, 100.0 * drops / runs);
+	return 0;
+}
