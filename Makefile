@@ -104,6 +104,8 @@ LDLIBS_BPF  := $(LINK_STATIC) -lbpf -lelf -lz $(LINK_DYNAMIC)
 LDLIBS_LOAD := $(LINK_STATIC) -luring $(LINK_DYNAMIC) -lpthread -ldl
 # compressed inputs (userspace/decompress.c): zlib, liblzma, libzstd
 LDLIBS_Z    := -lz -llzma -lzstd
+# pprof profiles (userspace/pprof.c): protobuf-c, linked in as libbpf is
+LDLIBS_PB   := $(LINK_STATIC) -lprotobuf-c $(LINK_DYNAMIC)
 CFLAGS += $(shell pkg-config --cflags smbclient 2>/dev/null)
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Werror=undef \
@@ -175,10 +177,24 @@ $(CORE_LIB): $(CORE_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(POOLSCOPE): $(BIN_OBJS) $(CORE_LIB)
+# pprof's profile.proto (Debian's golang-github-google-pprof-dev) compiled by protoc-c for
+# `export --pprof`: the message as pprof defines it, not a copy kept here.
+PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+GEN_OBJS := $(O)/gen/profile.pb-c.o
+$(O)/gen/profile.pb-c.c $(O)/gen/profile.pb-c.h &: $(PPROF_PROTO)
+	$(call msg,PROTOC-C,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)protoc-c --c_out=$(@D) --proto_path=$(dir $(PPROF_PROTO)) $(PPROF_PROTO)
+# generated code: built without the project's warnings, which are for code written here
+$(O)/gen/profile.pb-c.o: $(O)/gen/profile.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(OPT) -std=gnu11 -I$(O) -c $< -o $@
+$(O)/userspace/pprof.o: | $(O)/gen/profile.pb-c.h
+
+$(POOLSCOPE): $(BIN_OBJS) $(GEN_OBJS) $(CORE_LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(SANLD) -o $@ $(BIN_OBJS) $(CORE_LIB) $(LDLIBS_BPF) $(LDLIBS_LOAD) $(LDLIBS_Z) \
-		$(LDLIBS_CORE)
+	$(Q)$(CC) $(SANLD) -o $@ $(BIN_OBJS) $(GEN_OBJS) $(CORE_LIB) $(LDLIBS_BPF) $(LDLIBS_LOAD) \
+		$(LDLIBS_Z) $(LDLIBS_PB) $(LDLIBS_CORE)
 
 $(O)/tests/%_test: $(O)/tests/unit/%_test.o $(O)/tests/unit/harness.o $(CORE_LIB)
 	$(call msg,LINK,$@)
@@ -335,7 +351,8 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzm
 	libsqlite3-dev sqlite3 \
 	libtraceevent-dev gnuplot-nox samba smbclient libsmbclient-dev mingw-w64 liburing-dev \
 	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0 \
-	go-md2man jq xz-utils zstd wine64
+	go-md2man jq xz-utils zstd wine64 \
+	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev golang-go
 # ksmbd-tools conflicts with samba as a package: its binaries are unpacked under $(O) instead.
 KSMBD_TOOLS := $(O)/ksmbd-tools
 deps:

@@ -2,7 +2,8 @@
 /*
  * poolscope export: --folded writes flamegraph.pl input (live bytes by sampled stack, root
  * first, frames "sym" or "module+0xoff", the tag as the leaf); --csv timeline writes one row
- * per interval and tag (t_s, tag, kind, live_bytes, allocs, frees) for gnuplot/spreadsheets.
+ * per interval and tag (t_s, tag, kind, live_bytes, allocs, frees) for gnuplot/spreadsheets;
+ * --pprof FILE writes the stacks as a gzipped pprof profile (pprof.c).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -13,14 +14,18 @@
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
 #include "analysis/analysis.h"
+#include "userspace/pprof.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: poolscope export TRACE (--folded | --csv timeline)\n"
+	fprintf(f, "usage: poolscope export TRACE (--folded | --csv timeline | --pprof FILE [-f])\n"
 		"  --folded        live bytes by stack (flamegraph.pl input), root first\n"
 		"  --csv timeline  per-interval per-tag live bytes, allocs, frees\n"
+		"  --pprof FILE    the stacks as a gzipped pprof profile (go tool pprof FILE)\n"
+		"  -f, --force     with --pprof: replace FILE if it exists\n"
 		"EXAMPLES\n  poolscope export run.db --folded > leak.folded\n"
-		"  poolscope export run.db --csv timeline > t.csv\n");
+		"  poolscope export run.db --csv timeline > t.csv\n"
+		"  poolscope export run.db --pprof leak.pb.gz && go tool pprof -top leak.pb.gz\n");
 }
 
 /* Folded-format frames must not contain ';' or spaces that end the stack. */
@@ -35,19 +40,31 @@ static int cmd_export(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "folded", no_argument, NULL, 'F' },
 		{ "csv", required_argument, NULL, 'c' },
+		{ "pprof", required_argument, NULL, 'P' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 } };
 	struct ps_run *r = NULL;
 	char err[512] = "", lb[256];
+	const char *pprof = NULL;
+	bool force = false;
 	int c, mode = 0;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if ((c == 'F' && mode == 2) || (c == 'c' && mode == 1)) {
+	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+		int want = c == 'F' ? 1 : c == 'c' ? 2 : c == 'P' ? 3 : 0;
+
+		if (want && mode && mode != want) {
 			/* one output a run: the second would silently win */
-			fprintf(stderr, "poolscope export: --folded and --csv exclude each other\n");
+			fprintf(stderr, "poolscope export: --folded, --csv and --pprof exclude each "
+				"other\n");
 			return PS_EXIT_USAGE;
 		}
-		if (c == 'F') {
+		if (c == 'f') {
+			force = true;
+		} else if (c == 'P') {
+			pprof = optarg;
+			mode = 3;
+		} else if (c == 'F') {
 			mode = 1;
 		} else if (c == 'c') {
 			if (strcmp(optarg, "timeline")) {
@@ -65,9 +82,28 @@ static int cmd_export(int argc, char **argv)
 		usage(stderr);
 		return PS_EXIT_USAGE;
 	}
+	if (force && mode != 3) {
+		fprintf(stderr, "poolscope export: --force goes with --pprof (the others write to "
+			"standard output)\n");
+		return PS_EXIT_USAGE;
+	}
 	if (ps_run_load(&r, argv[optind], err, sizeof(err))) {
 		fprintf(stderr, "poolscope export: %s\n", err);
 		return PS_EXIT_FAIL;
+	}
+	if (mode == 3) {
+		int e = ps_pprof_write(r, pprof, force, err, sizeof(err));
+
+		if (!e && !r->nstacks)
+			fprintf(stderr, "poolscope export: warning: %s has no sampled stacks: the "
+				"profile is empty (record with stacks, or convert an .etl with stack "
+				"walks)\n", argv[optind]);
+		ps_run_free(r);
+		if (e) {
+			fprintf(stderr, "poolscope export: %s\n", err);
+			return PS_EXIT_FAIL;
+		}
+		return PS_EXIT_OK;
 	}
 	if (mode == 1) {
 		for (size_t i = 0; i < r->nstacks; i++) {
@@ -115,4 +151,4 @@ static int cmd_export(int argc, char **argv)
 	return ps_finish_stdout(PS_EXIT_OK);
 }
 
-PS_COMMAND(export, cmd_export, "folded stacks or a CSV timeline from a trace");
+PS_COMMAND(export, cmd_export, "folded stacks, a CSV timeline or a pprof profile from a trace");

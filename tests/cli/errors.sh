@@ -80,7 +80,7 @@ fails export-missing 1 "poolscope export: missing.db: No such file or directory"
 fails export-text 1 "poolscope export: notatrace.db: not a poolscope trace ($notsql)" \
 	export notatrace.db --csv timeline
 fails export-csv-kind 2 "poolscope export: --csv: expected 'timeline', got 'tags'" export linux.db --csv tags
-fails export-both 2 "poolscope export: --folded and --csv exclude each other" \
+fails export-both 2 "poolscope export: --folded, --csv and --pprof exclude each other" \
 	export linux.db --folded --csv timeline
 usage export export linux.db
 
