@@ -110,7 +110,8 @@ static int cmd_export(int argc, char **argv)
 			const struct ps_stack *st = &r->stacks[i];
 			const struct ps_tag_series *ts = ps_run_tag(r, st->tag_id);
 
-			if (st->live_bytes <= 0)
+			/* pages backing slabs are counted by their slab tags (trace-format.md) */
+			if (st->live_bytes <= 0 || (ts && ts->tag.flags & PS_TAG_F_SLAB_BACKING))
 				continue;
 			for (uint32_t k = st->nframes; k-- > 0;) {
 				const struct ps_frame *fr = &st->frames[k];

@@ -223,7 +223,9 @@ static int build(struct pb *b, const struct ps_run *r)
 		Sample *s = &b->samples[n];
 		int64_t *v = &b->values[n * V__N];
 
-		if (st->live_bytes <= 0 && !st->allocs)
+		/* pages backing slabs are counted by their slab tags: never added (trace-format.md) */
+		if ((st->live_bytes <= 0 && !st->allocs) ||
+		    (ts && ts->tag.flags & PS_TAG_F_SLAB_BACKING))
 			continue;
 		*s = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
 		s->location_id = &b->loc_ids[nloc];

@@ -40,6 +40,16 @@ rc=$?
 if [ $rc = 2 ] && grep -q -- "--force goes with --pprof" "$d/err"; then ok force-without-pprof
 else bad force-without-pprof "exit $rc: $(cat "$d/err")"; fi
 
+# a stack of the page tag that backs slabs (flag 2): counted by the slab tags, left out of both
+cp "$d/linux.db" "$d/backing.db" && sqlite3 "$d/backing.db" "UPDATE stacks SET tag =
+	(SELECT id FROM tags WHERE flags & 2 LIMIT 1) WHERE tag = (SELECT id FROM tags WHERE name = 'maple_node')"
+"$POOLSCOPE" export "$d/backing.db" --pprof "$d/backing.pb.gz" 2> "$d/err" || bad backing "$(cat "$d/err")"
+if go tool pprof -top "$d/backing.pb.gz" 2> /dev/null | grep -q 'maple_node\|allocate_slab'; then
+	bad backing-pprof "a slab-backing stack in the profile"
+elif "$POOLSCOPE" export "$d/backing.db" --folded | grep -q 'allocate_slab\|mas_alloc_nodes'; then
+	bad backing-folded "a slab-backing stack in the folded stacks"
+else ok slab-backing-left-out; fi
+
 # the Linux trace without its stacks (what a recording without stack sampling holds)
 cp "$d/linux.db" "$d/nostacks.db" && sqlite3 "$d/nostacks.db" "DELETE FROM frames; DELETE FROM stacks"
 "$POOLSCOPE" export "$d/nostacks.db" --pprof "$d/nostacks.pb.gz" 2> "$d/err"
