@@ -205,24 +205,24 @@ void ps_slab_checks(struct ps_report *rep);
  */
 int ps_untraced_correct(struct ps_report *rep);
 /*
- * The increase of one of a class's cumulative counters (PS_CTR_CLASS_*) from interval from to
- * k; false when the trace does not have it (slabinfo.c).
+ * A class's (slab cache, "page-order-N") cumulative byte counters from the recorder, looked up
+ * once so that a loop over intervals does not search the run's counters by name each time.
  */
-bool ps_class_delta(const struct ps_run *r, const char *cls, const char *field, uint32_t from,
-		    uint32_t k, int64_t *d);
+struct ps_class_ctrs {
+	const struct ps_series *alloc, *free;
+	const struct ps_series *pre;	/* frees of objects older than the recording; may be NULL */
+};
+
+/* Finds cls's counters; false when the trace has no alloc and free counters for it. */
+bool ps_class_ctrs(const struct ps_run *r, const char *cls, struct ps_class_ctrs *c);
+/* What the traced events added to the class from interval from to k (slabinfo.c). */
+int64_t ps_class_growth(const struct ps_class_ctrs *c, uint32_t from, uint32_t k);
 /*
- * What the traced events added to a class (slab cache, "page-order-N") from interval from to
- * to, from the recorder's exact class counters; false when the trace has none.
+ * Bytes the class allocated since interval from that are still allocated at k: what it added,
+ * frees of objects older than the recording not counted (sampled, scaled); false without the
+ * pre-existing frees counter.
  */
-bool ps_class_growth(const struct ps_run *r, const char *cls, uint32_t from, uint32_t to,
-		     int64_t *growth);
-/*
- * Bytes a class allocated since interval from that are still allocated at k: what it added,
- * frees of objects older than the recording not counted (sampled, scaled); false without class
- * counters (slabinfo.c).
- */
-bool ps_class_retained(const struct ps_run *r, const char *cls, uint32_t from, uint32_t k,
-		       int64_t *out);
+bool ps_class_retained(const struct ps_class_ctrs *c, uint32_t from, uint32_t k, int64_t *out);
 /*
  * Gives the rows that hold a correction series' growth their share of its exact class counters
  * in place of their own sampled steps (shape.c): their series and adj_growth. Needs the rows'

@@ -70,7 +70,8 @@ static bool group_exact(const struct ps_report *rep, size_t c, int64_t t_end, do
 	const char *rate_s = ps_run_meta(r, PS_META_SITE_SAMPLE_RATE);
 	double rate = rate_s ? fmax(1.0, strtod(rate_s, NULL)) : 1.0, size, var;
 	uint32_t nint = r->nintervals;
-	int64_t e_end, pre = 0, v;
+	int64_t e_end, pre, v;
+	struct ps_class_ctrs cc;
 	char cls[192];
 
 	if (c < r->nslab) {
@@ -85,16 +86,15 @@ static bool group_exact(const struct ps_report *rep, size_t c, int64_t t_end, do
 		/* an order-n page is sampled 1 in rate / 2^n, at least 1 in 1 (docs/record.md) */
 		rate = fmax(1.0, rate / (double)(1u << (c - r->nslab)));
 	}
-	if (t_end <= 0 || !ps_class_retained(r, cls, rep->from, rep->to, &e_end))
+	if (t_end <= 0 || !ps_class_ctrs(r, cls, &cc) ||
+	    !ps_class_retained(&cc, rep->from, rep->to, &e_end))
 		return false;
-	if (!ps_class_delta(r, cls, PS_CTR_CLASS_PRE_FREE_BYTES, rep->from, rep->to, &pre))
-		pre = 0;
+	pre = e_end - ps_class_growth(&cc, rep->from, rep->to);
 	var = rate * (size > 0 ? size : 1) * ((double)(t_end > e_end ? t_end : e_end) + (double)pre);
 	if (fabs((double)(t_end - e_end)) > SHAPE_SD * sqrt(var))
 		return false;
 	for (uint32_t k = rep->from; k <= rep->to; k++) {
-		if (!ps_class_retained(r, cls, rep->from, k, &v))
-			return false;
+		ps_class_retained(&cc, rep->from, k, &v);
 		e[c * nint + k] = (double)v;
 	}
 	return true;

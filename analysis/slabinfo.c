@@ -87,8 +87,10 @@ void ps_slab_checks(struct ps_report *rep)
 		w->slab.confirm = 1.0;
 		if (tracked > 0) {
 			int64_t cg = tracked, untraced;
+			struct ps_class_ctrs cc;
 
-			ps_class_growth(r, ss[i]->cache, rep->from, rep->to, &cg);
+			if (ps_class_ctrs(r, ss[i]->cache, &cc))
+				cg = ps_class_growth(&cc, rep->from, rep->to);
 			untraced = cg - w->slab.slab_growth;
 			w->slab.confirm = untraced <= 0 ? 1.0 : untraced >= tracked ? 0.0 :
 					  1.0 - (double)untraced / (double)tracked;
@@ -114,53 +116,39 @@ static int tag_order(const struct ps_tag *t)
 	return (int)o;
 }
 
-bool ps_class_delta(const struct ps_run *r, const char *cls, const char *field, uint32_t from,
-		    uint32_t k, int64_t *d)
+static const struct ps_series *class_ctr(const struct ps_run *r, const char *cls,
+					  const char *field)
 {
 	char name[192];
-	const struct ps_series *c;
 
 	snprintf(name, sizeof(name), PS_CTR_CLASS_FMT, cls, field);
-	c = ps_run_counter(r, name);
-	if (!c)
-		return false;
-	*d = cum_at(c, k) - cum_at(c, from);
-	return true;
+	return ps_run_counter(r, name);
 }
 
-bool ps_class_growth(const struct ps_run *r, const char *cache, uint32_t from, uint32_t to,
-		     int64_t *growth)
+bool ps_class_ctrs(const struct ps_run *r, const char *cls, struct ps_class_ctrs *c)
 {
-	int64_t a, f;
-
-	if (!ps_class_delta(r, cache, PS_CTR_CLASS_ALLOC_BYTES, from, to, &a) ||
-	    !ps_class_delta(r, cache, PS_CTR_CLASS_FREE_BYTES, from, to, &f))
-		return false;
-	*growth = a - f;
-	return true;
+	c->alloc = class_ctr(r, cls, PS_CTR_CLASS_ALLOC_BYTES);
+	c->free = class_ctr(r, cls, PS_CTR_CLASS_FREE_BYTES);
+	c->pre = class_ctr(r, cls, PS_CTR_CLASS_PRE_FREE_BYTES);
+	return c->alloc && c->free;
 }
 
-bool ps_class_retained(const struct ps_run *r, const char *cls, uint32_t from, uint32_t k,
-		       int64_t *out)
+static int64_t ctr_delta(const struct ps_series *s, uint32_t from, uint32_t k)
 {
-	int64_t a, f, pre;
-
-	if (!ps_class_delta(r, cls, PS_CTR_CLASS_ALLOC_BYTES, from, k, &a) ||
-	    !ps_class_delta(r, cls, PS_CTR_CLASS_FREE_BYTES, from, k, &f) ||
-	    !ps_class_delta(r, cls, PS_CTR_CLASS_PRE_FREE_BYTES, from, k, &pre))
-		return false;
-	*out = a - (f - pre);
-	return true;
+	return cum_at(s, k) - cum_at(s, from);
 }
 
-/* Pages of one order allocated since interval from and still allocated at k (exact counters). */
-static bool order_retained(const struct ps_run *r, int order, uint32_t from, uint32_t k,
-			   int64_t *out)
+int64_t ps_class_growth(const struct ps_class_ctrs *c, uint32_t from, uint32_t k)
 {
-	char cls[32];
+	return ctr_delta(c->alloc, from, k) - ctr_delta(c->free, from, k);
+}
 
-	snprintf(cls, sizeof(cls), "page-order-%d", order);
-	return ps_class_retained(r, cls, from, k, out);
+bool ps_class_retained(const struct ps_class_ctrs *c, uint32_t from, uint32_t k, int64_t *out)
+{
+	if (!c->pre)
+		return false;
+	*out = ps_class_growth(c, from, k) + ctr_delta(c->pre, from, k);
+	return true;
 }
 
 /*
@@ -240,9 +228,15 @@ int ps_untraced_correct(struct ps_report *rep)
 		const struct ps_slab_series *ss = c < r->nslab ? &r->slab[c] : NULL;
 		int64_t a = ss ? ss->active_objs[rep->from] : 0;
 		int64_t hidden = ss ? slab_hidden_free(r, ss) : 0;
+		struct ps_class_ctrs cc;
+		bool have;
+		char cls[32];
 
 		if (ss && a < 0)
 			continue;
+		if (!ss)
+			snprintf(cls, sizeof(cls), "page-order-%zu", c - r->nslab);
+		have = ps_class_ctrs(r, ss ? ss->cache : cls, &cc);
 		for (uint32_t k = rep->from + 1; k <= rep->to; k++) {
 			int64_t tk = t[c * nint + k], ck = tk, kept;
 
@@ -251,11 +245,12 @@ int ps_untraced_correct(struct ps_report *rep)
 			if (ss) {
 				if (ss->active_objs[k] < 0)
 					continue;
-				ps_class_growth(r, ss->cache, rep->from, k, &ck);
+				if (have)
+					ck = ps_class_growth(&cc, rep->from, k);
 				/* kept = T - (C - S - H) */
 				kept = ck - (ss->active_objs[k] - a) * (int64_t)ss->objsize - hidden;
 				kept = tk - (kept > 0 ? kept : 0);
-			} else if (!order_retained(r, (int)(c - r->nslab), rep->from, k, &kept)) {
+			} else if (!have || !ps_class_retained(&cc, rep->from, k, &kept)) {
 				break;
 			}
 			if (kept < tk)
