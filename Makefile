@@ -31,6 +31,8 @@
 #     kmem/                   Linux kmem helpers the recorder uses: slab names, kallsyms,
 #                             the /proc/meminfo and /proc/slabinfo readers, a hash table
 #     workload/               the workload spec and the shared-memory rows load writes for record
+#     prom/                   the metrics page (OpenMetrics/Prometheus text) and the endpoint
+#                             thread `record --listen` serves it from
 #     util/                   portable helpers (also built for Windows)
 #   tests/unit/*_test.c       one test binary each, linked against the library
 #   tests/cli/*.sh            CLI tests without root (golden outputs on fixture traces), run in
@@ -352,7 +354,7 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzm
 	libtraceevent-dev gnuplot-nox samba smbclient libsmbclient-dev mingw-w64 liburing-dev \
 	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0 \
 	go-md2man jq xz-utils zstd wine64 \
-	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev golang-go
+	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev golang-go prometheus
 # ksmbd-tools conflicts with samba as a package: its binaries are unpacked under $(O) instead.
 KSMBD_TOOLS := $(O)/ksmbd-tools
 deps:

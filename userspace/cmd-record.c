@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,12 +17,14 @@
 
 #include "userspace/poolscope.h"
 #include "userspace/lib/util/util.h"
+#include "userspace/lib/prom/server.h"
 #include "userspace/record/recorder.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: poolscope record -o FILE [OPTIONS] [-- CMD [ARGS...]]\n"
+"       poolscope record --listen ADDRESS:PORT [-o FILE] [OPTIONS] [-- CMD [ARGS...]]\n"
 "\n"
 "Records per-tag kernel allocations (slab caches, kmalloc call sites, pages, percpu)\n"
 "with eBPF into a trace file, once per interval, until Ctrl-C/SIGTERM, --duration or\n"
@@ -48,6 +51,11 @@ static void usage(FILE *f)
 "                         (the floor of the probes' cost)\n"
 "      --no-kfunc         do without bpf_get_kmem_cache() as on kernels before 6.13\n"
 "                         (kmalloc classes by size, every kmalloc object tracked)\n"
+"      --listen A:P       serve the live figures and the verdict per path at\n"
+"                         http://A:P/metrics (Prometheus/OpenMetrics text); A is a\n"
+"                         numeric address: 127.0.0.1, [::1], 0.0.0.0 for every interface\n"
+"      --listen-top N     tags per path on the metrics page (default 10, 1..1000)\n"
+"      --listen-window D  window of the page's verdict (default 5m, at least 20s)\n"
 "  -q, --quiet            no live status line\n"
 "  -h, --help             this text\n"
 "\n"
@@ -55,6 +63,7 @@ static void usage(FILE *f)
 "  poolscope record -o run.db --label remote-8k-qd16 --duration 120\n"
 "  poolscope record -o run.db -- ./run-benchmark.sh\n"
 "  poolscope record -o run.db --comm smbd --stack-sample 1 --duration 60\n"
+"  poolscope record --listen 127.0.0.1:9490 -q\n"
 "  poolscope report run.db\n");
 }
 
@@ -162,6 +171,9 @@ static int cmd_record(int argc, char **argv)
 		{ "map-size", required_argument, NULL, 6 },
 		{ "empty-probes", no_argument, NULL, 7 },
 		{ "no-kfunc", no_argument, NULL, 8 },
+		{ "listen", required_argument, NULL, 9 },
+		{ "listen-top", required_argument, NULL, 10 },
+		{ "listen-window", required_argument, NULL, 11 },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -171,6 +183,7 @@ static int cmd_record(int argc, char **argv)
 		.map_tags = 65536, .map_ptrs = 0, .map_stacks = 32768,
 		.map_stack_counts = 65536, .map_classes = 4096,
 		.map_class_slots = 1024,
+		.listen_top = 10, .listen_window_ns = 300000000000ull,
 	};
 	char err[1024], msg[256], *cmdline;
 	bool quiet = false;
@@ -239,13 +252,40 @@ static int cmd_record(int argc, char **argv)
 			break;
 		case 7: o.empty_probes = true; break;
 		case 8: o.no_kfunc = true; break;
+		case 9: {
+			struct sockaddr_storage ss;
+			unsigned sl;
+
+			if (ps_httpd_parse_addr(optarg, &ss, &sl, msg, sizeof(msg))) {
+				fprintf(stderr, "poolscope record: --listen %s\n", msg);
+				return PS_EXIT_USAGE;
+			}
+			o.listen = optarg;
+			break;
+		}
+		case 10:
+			if (ps_parse_uint(optarg, 1, 1000, &o.listen_top)) {
+				fprintf(stderr, "poolscope record: --listen-top %s: expected a number "
+					"from 1 to 1000\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
+		case 11:
+			if (ps_parse_duration_ns(optarg, &o.listen_window_ns) ||
+			    o.listen_window_ns < 20000000000ull) {
+				fprintf(stderr, "poolscope record: --listen-window %s: expected a "
+					"duration of at least 20s (the verdict needs 20 s)\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return PS_EXIT_OK;
 		default: usage(stderr); return PS_EXIT_USAGE;
 		}
 	}
-	if (!o.out) {
-		fprintf(stderr, "poolscope record: -o FILE is required\n");
+	if (!o.out && !o.listen) {
+		fprintf(stderr, "poolscope record: -o FILE is required (or --listen alone, to "
+			"serve metrics without a trace)\n");
 		usage(stderr);
 		return PS_EXIT_USAGE;
 	}
@@ -266,7 +306,7 @@ static int cmd_record(int argc, char **argv)
 			"a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed\n", strerror(errno));
 		return PS_EXIT_FAIL;
 	}
-	if (!o.force && !access(o.out, F_OK)) {
+	if (o.out && !o.force && !access(o.out, F_OK)) {
 		fprintf(stderr, "poolscope record: %s: exists (use --force to replace it)\n", o.out);
 		return PS_EXIT_FAIL;
 	}

@@ -29,6 +29,27 @@ check "--force replaces it" test "$(q "$tmp/exists.db" 'SELECT value FROM meta W
 check "--site-sample 3: usage error (2)" test $rc = 2
 "$POOLSCOPE" record 2>/dev/null; rc=$?
 check "no -o: usage error (2)" test $rc = 2
+for a in localhost:9490 :9490 127.0.0.1 127.0.0.1:70000 '[::1]9490'; do
+	out=$("$POOLSCOPE" record --listen "$a" -d 1 2>&1); rc=$?
+	check "--listen $a: usage error (2) naming ADDRESS:PORT" \
+		test $rc = 2 -a -n "$(grep 'expected ADDRESS:PORT' <<< "$out")"
+done
+"$POOLSCOPE" record --listen 127.0.0.1:0 --listen-window 5s -d 1 2>/dev/null; rc=$?
+check "--listen-window 5s: usage error (2)" test $rc = 2
+"$POOLSCOPE" record --listen 127.0.0.1:0 --listen-top 0 -d 1 2>/dev/null; rc=$?
+check "--listen-top 0: usage error (2)" test $rc = 2
+# an address taken: exit 1 naming it, and no trace left behind
+sport=$(shuf -i 20000-45000 -n 1)
+"$POOLSCOPE" record --listen 127.0.0.1:$sport -q -d 5 2>/dev/null &
+holder=$!
+sleep 2
+out=$("$POOLSCOPE" record --listen 127.0.0.1:$sport -o "$tmp/busy.db" -q -d 1 2>&1); rc=$?
+wait $holder
+echo "address in use: rc $rc: $out"
+check "address in use: exit 1" test $rc = 1
+check "address in use: names it" grep -q "127.0.0.1:$sport: Address already in use (--listen)" <<< "$out"
+check "address in use: no trace left" test ! -e "$tmp/busy.db"
+
 "$POOLSCOPE" record -h | grep -q EXAMPLES
 check "-h shows EXAMPLES" test $? = 0
 

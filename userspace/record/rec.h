@@ -7,6 +7,7 @@
  *	resolve.c   the snapshot's keys become trace tags, scaled samples and class counters
  *	stacks.c    what a kernel stack means: a page's call site, a sampled stack's symbols
  *	write.c     the snapshot into the trace in one pass; the trace's meta
+ *	metrics.c   --listen: the interval as a metrics page for the endpoint thread
  *	recorder.c  setup, the interval loop, the command and its workload, the status line
  * Only write.c adds to the trace (recorder.c creates and closes it).
  */
@@ -35,6 +36,9 @@ struct utag {
 	int64_t live_objs, live_bytes;	/* scaled, since start */
 	bool dirty;
 	uint64_t scale;
+	/* metrics.c: the tag's top-level path (index in its table, -1: none), attributed yet */
+	int16_t mpath;
+	bool mattr;
 };
 
 struct rec {
@@ -67,6 +71,7 @@ struct rec {
 	uint64_t recursion_misses;	/* summed over the programs, at the last interval */
 	bool no_kfunc;			/* kmalloc classes by size, all kmalloc objects tracked */
 	uint32_t map_ptrs;		/* effective size of the pointer map */
+	struct rec_metrics *m;		/* --listen */
 	char *err;
 	size_t errlen;
 };
@@ -118,6 +123,11 @@ const char *rec_ctx_name(uint8_t ctx);
 /* The call site of a page stack and whether the page backs a slab or a large kmalloc. */
 uint64_t rec_page_site(const struct rec *r, const struct snap_frames *f, bool *backing);
 void rec_resolve_stacks(struct rec *r);
+
+/* metrics.c: the endpoint started, and one page per interval after the write. */
+int rec_metrics_init(struct rec *r);
+int rec_metrics_update(struct rec *r);
+void rec_metrics_fini(struct rec *r);
 
 /* write.c */
 int rec_write_meta(struct rec *r);

@@ -47,8 +47,10 @@ static int interval(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns,
 
 	if (!e)
 		e = rec_resolve(r);
-	if (!e)
+	if (!e && r->t)
 		e = rec_write(r);
+	if (!e && r->m)
+		e = rec_metrics_update(r);
 	return e;
 }
 
@@ -180,7 +182,7 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 		goto out;
 	}
 
-	e = ps_trace_create(&r->t, o->out, o->force ? PS_TRACE_F_FORCE : 0);
+	e = o->out ? ps_trace_create(&r->t, o->out, o->force ? PS_TRACE_F_FORCE : 0) : 0;
 	if (e) {
 		if (e == -EEXIST)
 			snprintf(err, errlen, "%s: exists (use --force to replace it)", o->out);
@@ -210,9 +212,17 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 		if (e)
 			goto out_unlink;
 	}
-	e = rec_write_meta(r);
-	if (e)
-		goto out_unlink;
+	if (r->t) {
+		e = rec_write_meta(r);
+		if (e)
+			goto out_unlink;
+	}
+	/* last: nothing is served until every check above has passed */
+	if (o->listen) {
+		e = rec_metrics_init(r);
+		if (e)
+			goto out_unlink;
+	}
 
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -278,7 +288,8 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 			WEXITSTATUS(child_status));
 	e = 0;
 out_close:
-	{
+	rec_metrics_fini(r);
+	if (r->t) {
 		int ce = ps_trace_close(r->t);
 
 		r->t = NULL;
@@ -292,6 +303,7 @@ out_unlink:
 	ps_trace_discard(r->t);
 	r->t = NULL;
 out:
+	rec_metrics_fini(r);
 	if (r->wl) {
 		munmap(r->wl, sizeof(*r->wl));
 		unlink(r->wl_path);

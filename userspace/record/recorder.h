@@ -2,7 +2,7 @@
 /*
  * The libbpf side of `poolscope record`: loads bpf/kmem.bpf.c, attaches it, optionally starts
  * a command, polls the maps once per interval and writes one trace interval per poll
- * (userspace/lib/trace). cmd-record.c parses options and checks privileges; everything that
+ * (userspace/lib/trace; out NULL: no trace, the metrics endpoint only). cmd-record.c parses options and checks privileges; everything that
  * touches BPF lives here.
  */
 #ifndef PS_RECORD_RECORDER_H
@@ -30,6 +30,9 @@ struct ps_record_opts {
 	bool status;			/* live status line on stderr */
 	char **cmd;			/* NULL or argv of the command to run */
 	const char *cmdline;		/* our own command line, for meta */
+	const char *listen;		/* ADDRESS:PORT of the metrics endpoint, or NULL */
+	unsigned listen_top;		/* tags per path on the metrics page */
+	uint64_t listen_window_ns;	/* the window of the page's verdict */
 };
 
 /* Runs a whole recording. Returns 0, or -errno with a message in err. */
