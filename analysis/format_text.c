@@ -144,6 +144,10 @@ static void print_totals(FILE *f, const struct ps_report *rep, bool md)
 	if (rep->snapshots)
 		fprintf(f, "%u snapshots; %u tags first listed after the first one: their growth counts "
 			"from where they are listed\n", rep->snapshots, rep->listed_late);
+	if (rep->run->per_point > 1)
+		fprintf(f, "%u intervals read as %u points of %u (the trace is longer than the "
+			"reader's %u points)\n", rep->run->src_intervals, rep->run->nintervals,
+			rep->run->per_point, PS_RUN_MAX_POINTS);
 	print_ptr_map_full(f, rep);
 	print_recursion_misses(f, rep);
 }

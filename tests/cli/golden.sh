@@ -154,7 +154,7 @@ has report_linux.txt "  record with a larger map: --map-size ptrs=N" ptrmap-reme
 has report_linux.txt "kernel skipped 3 allocator events (BPF re-entry, recursion_misses):" reentry
 has report_linux.txt "  counts may be off by as many objects (x the rate in sampled tags)" reentry-meaning
 # window 10 s..20 s: intervals 9..19 (the first ending at or after T), 10 s, 10 x 2 MiB
-has report_linux_window.json '"window":{"from_interval":9,"to_interval":19,"seconds":10.000}' window
+has report_linux_window.json '"window":{"from_interval":9,"to_interval":19,"seconds":10.000,"intervals_per_point":1,"trace_intervals":30}' window
 tag_has report_linux_window.json "$leak" "\"start_bytes\":$((9 * 2 * MiB)),\"end_bytes\":$((19 * 2 * MiB)),\"growth_bytes\":$((10 * 2 * MiB))," window-leak
 has report_linux_top3.txt "tracked growth +68.5 MiB" top3-totals-all-tags
 # --top 3: the kernel section lists 3 tags (the header, then lines starting with a tag)

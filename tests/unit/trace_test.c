@@ -505,12 +505,78 @@ TEST(batch_commits)
 		}
 	}
 	ASSERT_OK(ps_trace_close(t), "close");
-	if (!ASSERT_OK(ps_run_load(&r, p, err, sizeof(err)), err))
+	if (!ASSERT_OK(ps_run_load_points(&r, p, 0, err, sizeof(err)), err))
 		return;
 	ASSERT_EQ(r->nintervals, n, "every interval after close");
 	ASSERT_EQ(r->tags[0].s[n - 1].live_bytes, 64 * (int64_t)n, "the last one");
 	ASSERT_EQ(r->tags[0].total.allocs, n, "allocs");
 	ps_run_free(r);
+}
+
+/*
+ * A trace longer than the reader's points is read as runs of intervals: counts summed, the
+ * state at each run's end, times and durations of the run, workload IOs summed with the
+ * IO-weighted median and the largest p99; and the same totals as an exact load.
+ */
+TEST(long_trace_in_points)
+{
+	const char *p = tmpfile_path("long.db");
+	struct ps_tag a = { .kind = PS_KIND_SLAB, .name = "filp" }, b = { .kind = PS_KIND_SLAB,
+									     .name = "dentry" };
+	struct ps_run *r = NULL, *x = NULL;
+	struct ps_trace *t;
+	char err[256];
+	uint32_t n = 1000;
+
+	if (!ASSERT_OK(ps_trace_create(&t, p, PS_TRACE_F_BATCH), "create"))
+		return;
+	ASSERT_OK(ps_trace_add_tag(t, &a), "tag a");
+	ASSERT_OK(ps_trace_add_tag(t, &b), "tag b");
+	for (uint32_t k = 0; k < n; k++) {
+		struct ps_sample s = { .allocs = 2, .frees = 1, .alloc_bytes = 512,
+				       .free_bytes = 256, .live_objs = k + 1,
+				       .live_bytes = 256 * (int64_t)(k + 1) };
+		struct ps_workload w = { .ios = k % 2 ? 300 : 100, .bytes = 8192,
+					 .lat_p50_ns = k % 2 ? 2000 : 1000,
+					 .lat_p99_ns = 5000 + k, .lat_max_ns = 9000,
+					 .inflight = k };
+
+		ASSERT_OK(ps_trace_begin_interval(t, k, (k + 1) * 1000000000ull, k, 1000000000ull),
+			  "begin");
+		ASSERT_OK(ps_trace_add_sample(t, a.id, &s), "sample a");
+		/* b only in every 7th interval: carried forward between */
+		if (k % 7 == 0)
+			ASSERT_OK(ps_trace_add_sample(t, b.id, &s), "sample b");
+		ASSERT_OK(ps_trace_add_sysstat(t, "SUnreclaim", 1000 + k), "sys");
+		ASSERT_OK(ps_trace_add_workload(t, &w), "workload");
+		ASSERT_OK(ps_trace_commit_interval(t), "commit");
+	}
+	ASSERT_OK(ps_trace_close(t), "close");
+	if (!ASSERT_OK(ps_run_load_points(&r, p, 100, err, sizeof(err)), err) ||
+	    !ASSERT_OK(ps_run_load_points(&x, p, 0, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(r->nintervals, 100, "points");
+	ASSERT_EQ(r->per_point, 10, "intervals per point");
+	ASSERT_EQ(r->src_intervals, n, "intervals in the file");
+	ASSERT_EQ(x->per_point, 1, "exact load");
+	ASSERT_EQ(r->intervals[0].t_ns, 10000000000ull, "a point ends at its last interval");
+	ASSERT_EQ(r->intervals[1].dur_ns, 10000000000ull, "and lasts as long as they do");
+	ASSERT_EQ(r->tags[0].s[1].allocs, 20, "counts summed");
+	ASSERT_EQ(r->tags[0].s[1].live_bytes, 256 * 20, "state at the end");
+	ASSERT_EQ(r->tags[0].total.allocs, x->tags[0].total.allocs, "totals as an exact load");
+	ASSERT_EQ(r->tags[0].total.live_bytes, x->tags[0].total.live_bytes, "end as exact");
+	/* b: rows at 0, 7, 14: point 1 (intervals 10..19) ends with the row of 14 */
+	ASSERT_EQ(r->tags[1].s[1].live_bytes, 256 * 15, "carried within a point");
+	ASSERT_EQ(r->tags[1].s[1].allocs, 2, "one row in point 1");
+	ASSERT_EQ(r->tags[1].total.allocs, x->tags[1].total.allocs, "b's totals");
+	ASSERT_EQ(ps_run_sys(r, "SUnreclaim")->v[99], 1999, "meminfo at the end");
+	ASSERT_EQ(r->workload[3].ios, 2000, "IOs summed");
+	ASSERT_EQ(r->workload[3].lat_p50_ns, 1750, "median weighted by IOs");
+	ASSERT_EQ(r->workload[3].lat_p99_ns, 5039, "the largest p99");
+	ASSERT_EQ(r->workload[3].inflight, 39, "in flight at the end");
+out:
+	ps_run_free(r);
+	ps_run_free(x);
 }
 
 TEST(util_parsers)

@@ -65,6 +65,13 @@
 #define PS_META_DISABLED_TPS		"disabled_tracepoints"
 #define PS_META_EMPTY_PROBES		"empty_probes"
 #define PS_META_KMALLOC_TRACKING	"kmalloc_tracking"	/* "kmem-cache-kfunc" or "pointer-map" */
+/*
+ * "1": sysstat, slabinfo and counters rows are written only when their value changed (and all
+ * of them in the first and last interval and every PS_SPARSE_KEYFRAME intervals); a reader
+ * carries each value forward to the next row of its series.
+ */
+#define PS_META_SPARSE_SERIES		"sparse_series"
+#define PS_SPARSE_KEYFRAME		600
 #define PS_META_ETL_LOGGER		"etl_logger"
 #define PS_META_ETL_CLOCK_TYPE		"etl_clock_type"
 #define PS_META_ETL_CPU_MHZ		"etl_cpu_mhz"

@@ -7,11 +7,17 @@
  * have no row. Intervals are read in idx order and renumbered densely, so a file whose writer
  * died between intervals still loads.
  *
+ * Memory is bounded by tags, not by the length of the recording: a trace of more than
+ * max_points intervals is read in one ordered pass into at most max_points points of equal runs
+ * of intervals (per_point of them), each holding what happened in its intervals (counts summed)
+ * and the state at the end of its last one (live bytes, counters, slabinfo, meminfo).
+ *
  * Every number is checked as it is read (docs/trace-format.md, "What a reader checks"): a trace
  * comes from another machine, another poolscope or a hand edit, and the analysis must get either
  * the numbers that were recorded or an error naming the table, the row and the column, never
  * zeros from a text cell or sums that wrap.
  */
+#include "userspace/lib/trace/keys.h"
 #include "userspace/lib/trace/schema.h"
 #include "userspace/lib/trace/trace.h"
 #include "userspace/lib/util/util.h"
@@ -33,7 +39,11 @@ struct loader {
 	const char *path;
 	char *err;
 	size_t errlen;
-	int64_t *idx;		/* on-disk interval idx of position k (sorted) */
+	int64_t *idx;		/* on-disk interval idx of source position k (sorted) */
+	uint32_t nsrc;		/* intervals in the file (the positions of idx) */
+	uint32_t per;		/* source intervals per point of the run (1: each its own) */
+	uint64_t prev_t;	/* t_ns of the previous source interval */
+	double *p50w;		/* workload: per point, sum of p50 x IOs */
 	int64_t max_tag_id;
 	int32_t *tag_pos;	/* tag id -> position in r->tags, -1 */
 	uint32_t nread;		/* intervals read so far */
@@ -67,10 +77,14 @@ static char *col_dup(sqlite3_stmt *s, int i, bool *nomem)
 	return d;
 }
 
-/* Position of an on-disk interval idx, or -1 when no such interval. */
+/* Source position of an on-disk interval idx, or -1 when no such interval. */
 static long pos_of(const struct loader *L, int64_t idx)
 {
-	uint32_t lo = 0, hi = L->r->nintervals;
+	uint32_t lo = 0, hi = L->nread;
+
+	/* the writers number intervals from 0 without gaps: position = idx */
+	if (idx >= 0 && idx < hi && L->idx[idx] == idx)
+		return (long)idx;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -175,7 +189,10 @@ static const char *col_name(struct loader *L, sqlite3_stmt *s, int i, int *e)
 	return t;
 }
 
-/* Column i as an interval: its position, or an error for an interval the trace does not have. */
+/*
+ * Column i as an interval: the run's point that holds it, or an error for an interval the trace
+ * does not have.
+ */
 static int col_interval(struct loader *L, sqlite3_stmt *s, int i, long *k)
 {
 	int64_t idx;
@@ -184,8 +201,10 @@ static int col_interval(struct loader *L, sqlite3_stmt *s, int i, long *k)
 	if (e)
 		return e;
 	*k = pos_of(L, idx);
-	if (*k >= 0)
+	if (*k >= 0) {
+		*k /= L->per;
 		return 0;
+	}
 	/* the writer adds rows only inside an interval, in the transaction that adds its row */
 	return corrupt_row(L, s, "the intervals table has no interval %lld", (long long)idx);
 }
@@ -263,24 +282,26 @@ static int interval_row(struct loader *L, sqlite3_stmt *s)
 	int e;
 
 	/* rows come in idx order; the position is how many we have stored */
-	if (k >= L->r->nintervals)
+	if (k >= L->nsrc)
 		return 0;
 	e = col_any(L, s, 0, &idx) ?: col_int(L, s, 1, 0, TIME_MAX, &t) ?:
 	    col_int(L, s, 2, 0, TIME_MAX, &wall) ?: col_int(L, s, 3, 0, TIME_MAX, &dur);
 	if (e)
 		return e;
 	L->nread++;
-	iv = &L->r->intervals[k];
 	L->idx[k] = idx;
-	iv->t_ns = (uint64_t)t;
-	iv->wall_ns = (uint64_t)wall;
-	iv->dur_ns = (uint64_t)dur;
-	if (k && iv->t_ns < L->r->intervals[k - 1].t_ns) {
+	if (k && (uint64_t)t < L->prev_t) {
 		snprintf(L->err, L->errlen, "%s: interval %lld ends at %llu ns, before interval %lld",
-			 L->path, (long long)L->idx[k], (unsigned long long)iv->t_ns,
+			 L->path, (long long)L->idx[k], (unsigned long long)t,
 			 (long long)L->idx[k - 1]);
 		return -PS_ERR__CORRUPT;
 	}
+	L->prev_t = (uint64_t)t;
+	/* a point ends where its last interval ends and lasts as long as its intervals together */
+	iv = &L->r->intervals[k / L->per];
+	iv->t_ns = (uint64_t)t;
+	iv->wall_ns = (uint64_t)wall;
+	iv->dur_ns += (uint64_t)dur;
 	return 0;
 }
 
@@ -367,10 +388,14 @@ static int sample_row(struct loader *L, sqlite3_stmt *s)
 	if (e)
 		return e;
 	x = &L->r->tags[p].s[k];
-	x->allocs = (uint64_t)v[0];
-	x->frees = (uint64_t)v[1];
-	x->alloc_bytes = (uint64_t)v[2];
-	x->free_bytes = (uint64_t)v[3];
+	/* a point holds what happened in its intervals and the state at the last one's end */
+	if (x->allocs + (uint64_t)v[0] > ABSURD || x->frees + (uint64_t)v[1] > ABSURD ||
+	    x->alloc_bytes + (uint64_t)v[2] > ABSURD || x->free_bytes + (uint64_t)v[3] > ABSURD)
+		return corrupt_row(L, s, "the counts of %u intervals together pass 2^52", L->per);
+	x->allocs += (uint64_t)v[0];
+	x->frees += (uint64_t)v[1];
+	x->alloc_bytes += (uint64_t)v[2];
+	x->free_bytes += (uint64_t)v[3];
 	x->live_objs = v[4];
 	x->live_bytes = v[5];
 	L->seen[(size_t)p * L->r->nintervals + k] = 1;
@@ -450,12 +475,32 @@ static int workload_row(struct loader *L, sqlite3_stmt *s)
 	if (ps_run_enable_workload(L->r))
 		return oom(L);
 	w = &L->r->workload[k];
-	w->ios = (uint64_t)v[0];
-	w->bytes = (uint64_t)v[1];
-	w->errors = (uint64_t)v[2];
-	w->lat_p50_ns = (uint64_t)v[3];
-	w->lat_p99_ns = (uint64_t)v[4];
-	w->lat_max_ns = (uint64_t)v[5];
+	if (L->per == 1) {
+		w->ios = (uint64_t)v[0];
+		w->bytes = (uint64_t)v[1];
+		w->errors = (uint64_t)v[2];
+		w->lat_p50_ns = (uint64_t)v[3];
+		w->lat_p99_ns = (uint64_t)v[4];
+		w->lat_max_ns = (uint64_t)v[5];
+		w->inflight = (uint32_t)inflight;
+		return 0;
+	}
+	/*
+	 * A point of several intervals: their IOs summed, the median as the IO-weighted mean of
+	 * theirs, the p99 and maximum as the largest (a point hides no slow interval), the IOs in
+	 * flight at its end.
+	 */
+	if (!L->p50w && !(L->p50w = calloc(L->r->nintervals, sizeof(*L->p50w))))
+		return oom(L);
+	w->ios += (uint64_t)v[0];
+	w->bytes += (uint64_t)v[1];
+	w->errors += (uint64_t)v[2];
+	L->p50w[k] += (double)v[3] * (double)v[0];
+	w->lat_p50_ns = w->ios ? (uint64_t)(L->p50w[k] / (double)w->ios) : (uint64_t)v[3];
+	if ((uint64_t)v[4] > w->lat_p99_ns)
+		w->lat_p99_ns = (uint64_t)v[4];
+	if ((uint64_t)v[5] > w->lat_max_ns)
+		w->lat_max_ns = (uint64_t)v[5];
 	w->inflight = (uint32_t)inflight;
 	return 0;
 }
@@ -531,6 +576,39 @@ static int frame_row(struct loader *L, sqlite3_stmt *s)
 	return nomem ? oom(L) : 0;
 }
 
+/*
+ * A sparse trace (meta sparse_series) writes a named series' row only when its value changed: a
+ * point without one holds the value of the one before. Before a series' first row it stays absent.
+ */
+static void carry_series(int64_t *v, uint32_t n)
+{
+	for (uint32_t k = 1; k < n; k++)
+		if (v[k] < 0)
+			v[k] = v[k - 1];
+}
+
+static void carry_sparse(const struct loader *L)
+{
+	struct ps_run *r = L->r;
+	const char *sp = ps_run_meta(r, PS_META_SPARSE_SERIES);
+
+	if (!sp || strcmp(sp, "1"))
+		return;
+	for (size_t i = 0; i < r->nsys; i++)
+		carry_series(r->sys[i].v, r->nintervals);
+	for (size_t i = 0; i < r->ncounters; i++)
+		carry_series(r->counters[i].v, r->nintervals);
+	for (size_t i = 0; i < r->nslab; i++) {
+		struct ps_slab_series *ss = &r->slab[i];
+
+		for (uint32_t k = 1; k < r->nintervals; k++)
+			if (ss->active_objs[k] < 0) {
+				ss->active_objs[k] = ss->active_objs[k - 1];
+				ss->num_objs[k] = ss->num_objs[k - 1];
+			}
+	}
+}
+
 static void carry_forward(const struct loader *L)
 {
 	struct ps_run *r = L->r;
@@ -563,6 +641,12 @@ static void carry_forward(const struct loader *L)
 
 int ps_run_load(struct ps_run **out, const char *path, char *err, size_t errlen)
 {
+	return ps_run_load_points(out, path, PS_RUN_MAX_POINTS, err, errlen);
+}
+
+int ps_run_load_points(struct ps_run **out, const char *path, uint32_t max_points, char *err,
+		       size_t errlen)
+{
 	char dummy[8], what[200];
 	struct loader L = { .path = path, .err = err ? err : dummy, .errlen = err ? errlen : sizeof(dummy) };
 	int64_t nint = 0, ntags = 0;
@@ -584,14 +668,16 @@ int ps_run_load(struct ps_run **out, const char *path, char *err, size_t errlen)
 		e = count_rows(&L, "SELECT count(*) FROM tags", &ntags);
 	if (e)
 		goto out;
+	L.nsrc = nint > PS_TRACE_MAX_INTERVALS ? 0 : (uint32_t)nint;
+	L.per = max_points && L.nsrc > max_points ? (L.nsrc + max_points - 1) / max_points : 1;
 	if (nint > PS_TRACE_MAX_INTERVALS || L.max_tag_id > (1 << 26) ||
-	    ntags * (nint ? nint : 1) > (1ll << 31)) {
+	    ntags * ((nint ? nint : 1) + L.per - 1) / L.per > (1ll << 31)) {
 		snprintf(L.err, L.errlen, "%s: %lld intervals x %lld tags is more than poolscope loads",
 			 path, (long long)nint, (long long)ntags);
 		e = -E2BIG;
 		goto out;
 	}
-	L.r = ps_run_new((uint32_t)nint);
+	L.r = ps_run_new((L.nsrc + L.per - 1) / L.per);
 	L.idx = malloc((nint ? nint : 1) * sizeof(*L.idx));
 	L.tag_pos = malloc((L.max_tag_id + 1) * sizeof(*L.tag_pos));
 	if (!L.r || !L.idx || !L.tag_pos || !(L.r->path = strdup(path))) {
@@ -605,8 +691,11 @@ int ps_run_load(struct ps_run **out, const char *path, char *err, size_t errlen)
 	if (!e)
 		e = each_row(&L, "SELECT idx AS interval, t_ns, wall_ns, dur_ns FROM intervals"
 			     " ORDER BY idx", "intervals", 1, interval_row);
-	if (!e)
-		L.r->nintervals = L.nread;
+	if (!e) {
+		L.r->nintervals = (L.nread + L.per - 1) / L.per;
+		L.r->per_point = L.per;
+		L.r->src_intervals = L.nread;
+	}
 	if (!e)
 		e = each_row(&L, has_domain(L.db) ?
 			     "SELECT id AS tag, kind, name, cache, cache_alias, site, site_sym,"
@@ -616,27 +705,32 @@ int ps_run_load(struct ps_run **out, const char *path, char *err, size_t errlen)
 			     "tags", 1, tag_row);
 	if (e)
 		goto out;
-	L.seen = calloc(L.r->ntags * (nint ? nint : 1) + 1, 1);
+	L.seen = calloc(L.r->ntags * (L.r->nintervals ? L.r->nintervals : 1) + 1, 1);
 	if (!L.seen) {
 		e = oom(&L);
 		goto out;
 	}
+	/* in key order (the tables' own), so a point's state is that of its last interval */
 	e = each_row(&L, "SELECT tag, interval, allocs, frees, alloc_bytes, free_bytes, live_objs,"
-		     " live_bytes FROM samples", "samples", 2, sample_row);
+		     " live_bytes FROM samples ORDER BY tag, interval", "samples", 2, sample_row);
 	if (!e)
 		carry_forward(&L);
 	if (!e)
-		e = each_row(&L, "SELECT name, interval, value FROM sysstat", "sysstat", 2, sys_row);
+		e = each_row(&L, "SELECT name, interval, value FROM sysstat ORDER BY name, interval",
+			     "sysstat", 2, sys_row);
 	if (!e)
-		e = each_row(&L, "SELECT name, interval, value FROM counters", "counters", 2,
+		e = each_row(&L, "SELECT name, interval, value FROM counters ORDER BY name, interval",
+			     "counters", 2,
 			     counter_row);
 	if (!e)
 		e = each_row(&L, "SELECT cache, interval, active_objs, num_objs, objsize, objperslab, "
-			     "pagesperslab FROM slabinfo",
+			     "pagesperslab FROM slabinfo ORDER BY cache, interval",
 			     "slabinfo", 2, slab_row);
 	if (!e)
+		carry_sparse(&L);
+	if (!e)
 		e = each_row(&L, "SELECT interval, ios, bytes, errors, lat_p50_ns, lat_p99_ns,"
-			     " lat_max_ns, inflight FROM workload", "workload", 1, workload_row);
+			     " lat_max_ns, inflight FROM workload ORDER BY interval", "workload", 1, workload_row);
 	if (!e)
 		e = each_row(&L, "SELECT id AS stack, tag, hash, allocs, bytes, live_bytes, comm, ctx"
 			     " FROM stacks ORDER BY id", "stacks", 1, stack_row);
@@ -658,6 +752,7 @@ out:
 	free(L.idx);
 	free(L.tag_pos);
 	free(L.seen);
+	free(L.p50w);
 	sqlite3_close(L.db);
 	return e;
 }

@@ -42,6 +42,8 @@ struct ps_run *ps_run_new(uint32_t nintervals)
 	if (!r)
 		return NULL;
 	r->nintervals = nintervals;
+	r->per_point = 1;
+	r->src_intervals = nintervals;
 	r->intervals = calloc(nintervals ? nintervals : 1, sizeof(*r->intervals));
 	if (!r->intervals) {
 		free(r);

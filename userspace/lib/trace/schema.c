@@ -132,7 +132,9 @@ int ps_trace_db_open(sqlite3 **out, const char *path, int rw, char *err, size_t 
 	e = check_header(path, err, errlen);
 	if (e)
 		return e;
-	rc = sqlite3_open_v2(path, &db, rw ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY, NULL);
+	/* one connection, one thread: no mutex around every sqlite3_column_*() call */
+	rc = sqlite3_open_v2(path, &db, (rw ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) |
+			     SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(err, errlen, "%s: %s", path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
 		e = ps_trace_sqlite_err(rc);

@@ -223,6 +223,12 @@ struct ps_run {
 	struct ps_workload *workload;	/* [nintervals] */
 	size_t nstacks;
 	struct ps_stack *stacks;
+	/*
+	 * Intervals of the file per interval of the run: 1, or more for a trace longer than the
+	 * reader's max_points (ps_run_load_points); src_intervals is how many the file has.
+	 */
+	uint32_t per_point;
+	uint32_t src_intervals;
 };
 
 /*
@@ -230,6 +236,16 @@ struct ps_run {
  * what is wrong into err (when err is not NULL).
  */
 int ps_run_load(struct ps_run **out, const char *path, char *err, size_t errlen);
+/*
+ * The most points a run holds; a longer trace is read as runs of intervals (trace.h, per_point).
+ * The analysis reduces every series to PS_TREND_MAX_POINTS (512) for its statistics anyway; a
+ * plot is about this many pixels wide. Memory then stays bounded by the tags: 48 bytes per tag
+ * per point.
+ */
+#define PS_RUN_MAX_POINTS 1024
+/* ps_run_load with another limit (0: none, every interval its own point). */
+int ps_run_load_points(struct ps_run **out, const char *path, uint32_t max_points, char *err,
+		       size_t errlen);
 void ps_run_free(struct ps_run *r);
 
 /*

@@ -175,7 +175,8 @@ int ps_trace_create(struct ps_trace **out, const char *path, unsigned flags)
 		goto out_free;
 	}
 	close(fd);
-	rc = sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READWRITE, NULL);
+	/* used by one thread (the recorder's main one): no mutex around each call */
+	rc = sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		e = fail(t, rc, "open");
 		goto out_unlink;
