@@ -354,7 +354,7 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzm
 	libtraceevent-dev gnuplot-nox samba smbclient libsmbclient-dev mingw-w64 liburing-dev \
 	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0 \
 	go-md2man jq xz-utils zstd wine64 \
-	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev golang-go prometheus
+	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev golang-go prometheus time
 # ksmbd-tools conflicts with samba as a package: its binaries are unpacked under $(O) instead.
 KSMBD_TOOLS := $(O)/ksmbd-tools
 deps:

@@ -364,8 +364,11 @@ TEST(extreme_times_clamp)
 	h.clock_type = 1;
 	h.perf_freq = 1;
 	ASSERT_EQ(ps_etl_rel_ns(&h, INT64_MAX), INT64_MAX, "1 Hz counter");
+	h.ns_per_tick = 1000000000;	/* the multiply taken for whole ratios clamps alike */
+	ASSERT_EQ(ps_etl_rel_ns(&h, INT64_MAX), INT64_MAX, "1 Hz counter, multiplied");
 	h.t0 = INT64_MAX;
 	ASSERT_EQ(ps_etl_rel_ns(&h, INT64_MIN), INT64_MIN, "before t0");
+	h.ns_per_tick = 0;
 	h.clock_type = 3;
 	h.cpu_mhz = 1;
 	ASSERT_EQ(ps_etl_rel_ns(&h, INT64_MIN), INT64_MIN, "cycle clock");

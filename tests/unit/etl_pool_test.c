@@ -588,3 +588,78 @@ TEST(trace_refuses_existing_output)
 	ps_trace_close(t);
 	ASSERT_EQ(ps_trace_create(&t, db, 0), -EEXIST, "second create");
 }
+
+/*
+ * Stack keys whose frames come only in the rundown at the end, as a real session writes them:
+ * 3000 allocations of two tags reference two keys, a third of them are freed before the rundown,
+ * and a third key is never defined. Each (key, tag) becomes one stack with every allocation and
+ * the live bytes of those still live; the undefined key's allocations are counted unresolved.
+ * The converter keeps counts per (key, tag), not an entry per allocation.
+ */
+TEST(stack_keys_resolved_at_rundown)
+{
+	const unsigned p = 8;
+	const uint64_t nt = 0xfffff80000000000ULL, k1 = 0xffffc00000000100ULL,
+		       k2 = 0xffffc00000000200ULL, k3 = 0xffffc00000000300ULL;
+	char etl[1024], db[1024], err[512];
+	struct ps_convert_result res;
+	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
+	struct ps_run *r = NULL;
+	struct ps_trace *t;
+	uint8_t d[256];
+	uint32_t n;
+	int64_t ts = T0 + 1000;
+
+	snprintf(etl, sizeof(etl), "%s/keys.etl", ps_test_tmpdir());
+	snprintf(db, sizeof(db), "%s/keys.db", ps_test_tmpdir());
+	struct etlw *w = etlw_open(etl, p, 1, 4096, false, T0, FREQ, FT0);
+	if (!ASSERT_NOT_NULL(w, "open"))
+		return;
+	n = ew_image(d, p, nt, 0x800000, "\\SystemRoot\\system32\\ntoskrnl.exe");
+	etlw_event(w, 0, true, 0x14, 3, 3, 0, 0, T0 + 100, d, n);
+	for (uint32_t i = 0; i < 3000; i++, ts += 100) {
+		uint64_t entry = 0xffffa00000000000ULL + i * 0x100, key = i % 3 == 2 ? k3 :
+									i % 2 ? k2 : k1;
+
+		n = ew_pool(d, p, 512, i % 2 ? "TagB" : "TagA", 0x40, entry, -1);
+		etlw_event(w, 0, true, 0x0e, 0x20, 2, 0, 0, ts, d, n);
+		put64(d, (uint64_t)ts); put32(d + 8, 4); put32(d + 12, 100); putptr(d + 16, key, p);
+		etlw_event(w, 0, true, 0x18, 37, 2, 0, 0, ts + 13, d, 16 + p);
+		if (i % 3 == 1) {
+			n = ew_pool(d, p, 512, i % 2 ? "TagB" : "TagA", 0, entry, -1);
+			etlw_event(w, 0, true, 0x0e, 0x22, 2, 0, 0, ts + 50, d, n);
+		}
+	}
+	uint64_t f1[] = { nt + 0x1000, nt + 0x2000 }, f2[] = { nt + 0x3000, nt + 0x4000 };
+	n = ew_key(d, p, k1, f1, 2);
+	etlw_event(w, 0, true, 0x18, 36, 2, 0, 0, ts, d, n);
+	n = ew_key(d, p, k2, f2, 2);
+	etlw_event(w, 0, true, 0x18, 36, 2, 0, 0, ts + 1, d, n);
+	ASSERT_OK(etlw_close(w), "close");
+	if (!ASSERT_OK(ps_trace_create(&t, db, 0), "create"))
+		return;
+	int rc = ps_convert_etl(t, etl, &o, &res, err, sizeof(err));
+	ps_trace_close(t);
+	if (!ASSERT_OK(rc, err) || !ASSERT_OK(ps_run_load(&r, db, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(res.stack_keys_unresolved, 1000, "the allocations of the undefined key");
+	const struct ps_tag_series *a = find_tag(r, "TagA", "nonpaged"),
+				   *b = find_tag(r, "TagB", "nonpaged");
+	if (!ASSERT_NOT_NULL(a, "TagA") || !ASSERT_NOT_NULL(b, "TagB"))
+		goto out;
+	/*
+	 * i % 3 == 2 took k3; of the rest, even i took k1 (TagA), odd i k2 (TagB); i % 3 == 1
+	 * was freed. i in 0..2999: k1 gets i % 6 in {0, 4}, k2 {1, 3}; one of each pair freed.
+	 */
+	const struct ps_stack *sa = find_stack(r, a->tag.id, nt + 0x1000),
+			      *sb = find_stack(r, b->tag.id, nt + 0x3000);
+	if (!ASSERT_NOT_NULL(sa, "stack of k1") || !ASSERT_NOT_NULL(sb, "stack of k2"))
+		goto out;
+	ASSERT_EQ(sa->allocs, 1000, "k1 allocations");
+	ASSERT_EQ(sb->allocs, 1000, "k2 allocations");
+	ASSERT_EQ(sa->live_bytes, 500 * 0x40, "k1 live: half freed");
+	ASSERT_EQ(sb->live_bytes, 500 * 0x40, "k2 live: half freed");
+	ASSERT_EQ(r->nstacks, 2, "one stack per (key, tag)");
+out:
+	ps_run_free(r);
+}

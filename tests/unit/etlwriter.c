@@ -162,6 +162,7 @@ struct etlw {
 	int64_t seq;
 	uint32_t nbuffers;
 	uint32_t events_lost, buffers_lost;
+	int64_t end_ft;		/* the header's EndTime; 0: a minute after the start */
 	struct etlw_cpu cpu[16];
 };
 
@@ -202,7 +203,7 @@ static void etlw_write_header(struct etlw *w)
 	d[4] = 10; d[5] = 0; d[6] = 1; d[7] = 5;
 	put32(d + 8, 19041);
 	put32(d + 0x0c, w->ncpus);
-	put64(d + 0x10, (uint64_t)(w->start_ft + 600000000));
+	put64(d + 0x10, (uint64_t)(w->end_ft ? w->end_ft : w->start_ft + 600000000));
 	put32(d + 0x18, 156250);
 	put32(d + 0x20, 0x00000001 | (w->compress ? 0x04010000 : 0));
 	put32(d + 0x24, w->nbuffers);

@@ -103,6 +103,7 @@ static void touch(struct conv *c, uint32_t ti)
 	}
 }
 
+/* The allocation li is freed; the caller has taken its address out of livemap already. */
 static void release(struct conv *c, uint32_t li, bool implicit)
 {
 	struct live *l = &c->live[li];
@@ -115,9 +116,14 @@ static void release(struct conv *c, uint32_t li, bool implicit)
 	touch(c, l->tag);
 	if (l->stack >= 0)
 		c->stacks[l->stack].live_bytes -= (int64_t)l->size;
-	if (l->pending >= 0)
-		c->pend[l->pending].freed = true;
-	ps_kmap_del(&c->livemap, l->entry, l->session);
+	if (l->agg >= 0) {
+		struct kagg *g = &c->kagg[l->agg];
+
+		if (g->stack >= 0)
+			c->stacks[g->stack].live_bytes -= (int64_t)l->size;
+		else
+			g->live_bytes -= (int64_t)l->size;
+	}
 	l->next_free = c->freelive;
 	c->freelive = li;
 	if (implicit)
@@ -161,7 +167,7 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 
 	if (!alloc) {
 		c->res->pool_frees++;
-		if (!ps_kmap_get(&c->livemap, entry, sess, &v)) {
+		if (!ps_kmap_take(&c->livemap, entry, sess, &v)) {
 			c->res->preexisting_frees++;
 			return 0;
 		}
@@ -189,8 +195,6 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 		return 0;
 	}
 	c->alloc_total += nbytes;
-	if (ps_kmap_get(&c->livemap, entry, sess, &v))
-		release(c, v, true);
 	uint32_t ti = 0;
 	if (tag_index(c, rawtag, pool, paged, &ti) < 0)
 		return c->rc;
@@ -211,9 +215,13 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	l->tag = ti;
 	l->size = nbytes;
 	l->seq = ++c->seq;
-	l->stack = l->pending = -1;
-	if (ps_kmap_put(&c->livemap, entry, sess, li) < 0)
+	l->stack = l->agg = -1;
+	/* an address still live means its free was lost: freed implicitly, in the same probe */
+	int had = ps_kmap_swap(&c->livemap, entry, sess, li, &v);
+	if (had < 0)
 		return ps_conv_etl__oom(c);
+	if (had)
+		release(c, v, true);
 	struct wtag *w = &c->tags[ti];
 	w->s.allocs++;
 	w->s.alloc_bytes += nbytes;
@@ -311,31 +319,27 @@ static int on_stackwalk(struct conv *c, const struct ps_etl_event *ev)
 			attach(c, r->live, si);
 			return 0;
 		}
-		/* a kernel stack key: wait for the key's frames */
+		/* a kernel stack key: counted in its (key, tag) aggregate until the key's frames */
 		uint64_t key = first;
-		uint32_t head;
-		int32_t pi;
-		if (c->freepend >= 0) {
-			pi = c->freepend;
-			c->freepend = c->pend[pi].next;
-		} else {
-			struct pend *n = grow(c->pend, &c->cappend, c->npend + 1, sizeof(*n));
+		uint32_t gi, head;
+		if (!ps_kmap_get(&c->aggmap, key, l->tag, &gi)) {
+			struct kagg *n = grow(c->kagg, &c->capkagg, c->nkagg + 1, sizeof(*n));
 			if (!n)
 				return ps_conv_etl__oom(c);
-			c->pend = n;
-			pi = (int32_t)c->npend++;
+			c->kagg = n;
+			gi = c->nkagg++;
+			c->kagg[gi] = (struct kagg){ .key = key, .tag = l->tag, .stack = -1,
+						     .next = ps_kmap_get(&c->keymap, key, 0, &head) ?
+							     (int32_t)head : -1 };
+			if (ps_kmap_put(&c->keymap, key, 0, gi) < 0 ||
+			    ps_kmap_put(&c->aggmap, key, l->tag, gi) < 0)
+				return ps_conv_etl__oom(c);
 		}
-		struct pend *pe = &c->pend[pi];
-		pe->entry = l->entry;
-		pe->session = l->session;
-		pe->seq = l->seq;
-		pe->size = l->size;
-		pe->tag = l->tag;
-		pe->freed = false;
-		pe->next = ps_kmap_get(&c->keymap, key, 0, &head) ? (int32_t)head : -1;
-		if (ps_kmap_put(&c->keymap, key, 0, (uint32_t)pi) < 0)
-			return ps_conv_etl__oom(c);
-		l->pending = pi;
+		struct kagg *g = &c->kagg[gi];
+		g->allocs++;
+		g->bytes += l->size;
+		g->live_bytes += (int64_t)l->size;
+		l->agg = (int32_t)gi;
 		(void)pid;
 		return 0;
 	}
@@ -346,29 +350,22 @@ static int on_stackwalk(struct conv *c, const struct ps_etl_event *ev)
 		uint64_t key = ps_rdptr(d, p);
 		if (!ps_kmap_get(&c->keymap, key, 0, &head))
 			return 0;
+		/* the key may be handed out again after this: its next references start anew */
 		ps_kmap_del(&c->keymap, key, 0);
-		for (int32_t pi = (int32_t)head; pi >= 0;) {
-			struct pend *pe = &c->pend[pi];
-			int32_t next = pe->next;
-			int32_t si = ps_conv_etl__stack_for(c, pe->tag, d + p, (len - p) / p, p,
+		for (int32_t gi = (int32_t)head; gi >= 0;) {
+			struct kagg *g = &c->kagg[gi];
+			int32_t si = ps_conv_etl__stack_for(c, g->tag, d + p, (len - p) / p, p,
 							    NOSESSION);
 			if (si < 0)
 				return c->rc;
 			struct wstack *s = &c->stacks[si];
-			s->allocs++;
-			s->bytes += pe->size;
-			uint32_t li;
-			if (!pe->freed) {
-				s->live_bytes += (int64_t)pe->size;
-				if (ps_kmap_get(&c->livemap, pe->entry, pe->session, &li) &&
-				    c->live[li].seq == pe->seq) {
-					c->live[li].stack = si;
-					c->live[li].pending = -1;
-				}
-			}
-			pe->next = c->freepend;
-			c->freepend = pi;
-			pi = next;
+			s->allocs += g->allocs;
+			s->bytes += g->bytes;
+			s->live_bytes += g->live_bytes;
+			g->live_bytes = 0;
+			g->stack = si;
+			ps_kmap_del(&c->aggmap, key, g->tag);
+			gi = g->next;
 		}
 	}
 	return 0;
@@ -430,7 +427,7 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 		   struct ps_convert_result *res, char *err, size_t errlen)
 {
 	struct conv c = { .path = path, .t = t, .o = o, .res = res, .err = err, .errlen = errlen,
-			  .freelive = UINT32_MAX, .freepend = -1 };
+			  .freelive = UINT32_MAX };
 	struct ps_etl *e;
 	struct ps_etl_event ev;
 	int r;
@@ -512,7 +509,8 @@ out:
 	free(c.tags);
 	free(c.dirty);
 	free(c.live);
-	free(c.pend);
+	free(c.kagg);
+	ps_kmap_free(&c.aggmap);
 	ps_kmap_free(&c.tagmap);
 	ps_kmap_free(&c.livemap);
 	ps_kmap_free(&c.keymap);

@@ -48,15 +48,24 @@ struct live {
 	uint64_t size;
 	uint64_t seq;
 	int32_t stack;		/* index into stacks, -1 */
-	int32_t pending;	/* index into pend, -1 */
+	int32_t agg;		/* index into kagg (a stack key's), -1 */
 	uint32_t next_free;
 };
 
-struct pend {
-	uint64_t entry, seq, size;
-	uint32_t session, tag;
-	int32_t next;
-	bool freed;
+/*
+ * The allocations of one tag that referenced one stack key, until the key's frames arrive (a
+ * KeyDelete when the kernel's key cache evicts it, else the rundown at the end of the session):
+ * counts, not one entry per allocation, so memory stays bounded by keys and tags however long
+ * the trace. Once resolved, stack is set and the live allocations still pointing here free
+ * through it.
+ */
+struct kagg {
+	uint64_t key;
+	uint64_t allocs, bytes;
+	int64_t live_bytes;	/* while unresolved */
+	uint32_t tag;
+	int32_t next;		/* the key's next aggregate, -1 */
+	int32_t stack;		/* -1 while unresolved */
 };
 
 struct wstack {
@@ -105,10 +114,10 @@ struct conv {
 	struct ps_kmap livemap;
 	uint64_t seq;
 
-	struct pend *pend;
-	uint32_t npend, cappend;
-	int32_t freepend;
-	struct ps_kmap keymap;
+	struct kagg *kagg;
+	uint32_t nkagg, capkagg;
+	struct ps_kmap keymap;		/* key -> its first unresolved aggregate */
+	struct ps_kmap aggmap;		/* (key, tag) -> unresolved aggregate */
 
 	struct wstack *stacks;
 	uint32_t nstacks, capstacks;

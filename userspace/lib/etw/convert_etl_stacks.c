@@ -59,8 +59,8 @@ uint64_t ps_conv_etl__unresolved_keys(const struct conv *c)
 	for (size_t i = 0; i < c->keymap.cap; i++) {
 		if (!c->keymap.s[i].v)
 			continue;
-		for (int32_t pi = (int32_t)(c->keymap.s[i].v - 1); pi >= 0; pi = c->pend[pi].next)
-			n++;
+		for (int32_t gi = (int32_t)(c->keymap.s[i].v - 1); gi >= 0; gi = c->kagg[gi].next)
+			n += c->kagg[gi].allocs;
 	}
 	return n;
 }

@@ -61,6 +61,7 @@ struct ps_etl_logfile {
 	int32_t tz_bias;		/* minutes, UTC = local + bias */
 	int64_t boot_time;		/* FILETIME */
 	int64_t perf_freq;
+	int64_t ns_per_tick;	/* 1e9 / perf_freq when that is whole (10 MHz: 100), else 0 */
 	int64_t start_time;		/* FILETIME */
 	uint32_t clock_type;		/* ReservedFlags: 1 QPC, 2 system time, 3 cycles */
 	uint32_t buffers_lost;

@@ -52,6 +52,9 @@ static int parse_logfile(struct ps_etl *e, const struct ps_etl_event *ev, char *
 	h->tz_bias = (int32_t)ps_rd32(p + tz);
 	h->boot_time = (int64_t)ps_rd64(p + after);
 	h->perf_freq = (int64_t)ps_rd64(p + after + 8);
+	/* the usual QPC rates divide a second evenly: a multiply per event, not a division */
+	h->ns_per_tick = h->perf_freq > 0 && 1000000000 % h->perf_freq == 0 ?
+			 1000000000 / h->perf_freq : 0;
 	h->start_time = (int64_t)ps_rd64(p + after + 16);
 	h->clock_type = ps_rd32(p + after + 24);
 	h->buffers_lost = ps_rd32(p + after + 28);
@@ -152,6 +155,8 @@ int64_t ps_etl_rel_ns(const struct ps_etl_logfile *h, int64_t ts)
 	case 3:
 		return h->cpu_mhz ? clamp64(d * 1000 / h->cpu_mhz) : 0;
 	default:
+		if (h->ns_per_tick)
+			return clamp64(d * h->ns_per_tick);
 		return h->perf_freq > 0 ? clamp64(d * 1000000000 / h->perf_freq) : 0;
 	}
 }

@@ -48,7 +48,7 @@ static int grow(struct ps_kmap *m)
 	return 0;
 }
 
-int ps_kmap_put(struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t v)
+int ps_kmap_swap(struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t v, uint32_t *old)
 {
 	if ((m->n + 1) * 4 > m->cap * 3 && grow(m) < 0)
 		return -ENOMEM;
@@ -62,13 +62,27 @@ int ps_kmap_put(struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t v)
 			return 0;
 		}
 		if (s->a == a && s->b == b) {
+			if (old)
+				*old = s->v - 1;
 			s->v = v + 1;
-			return 0;
+			return 1;
 		}
 	}
 }
 
+int ps_kmap_put(struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t v)
+{
+	int e = ps_kmap_swap(m, a, b, v, NULL);
+
+	return e < 0 ? e : 0;
+}
+
 bool ps_kmap_del(struct ps_kmap *m, uint64_t a, uint32_t b)
+{
+	return ps_kmap_take(m, a, b, NULL);
+}
+
+bool ps_kmap_take(struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t *v)
 {
 	size_t mask = m->cap - 1, i;
 
@@ -80,6 +94,8 @@ bool ps_kmap_del(struct ps_kmap *m, uint64_t a, uint32_t b)
 		if (m->s[i].a == a && m->s[i].b == b)
 			break;
 	}
+	if (v)
+		*v = m->s[i].v - 1;
 	/* Backward shift: move later entries of the run into the hole when their home allows. */
 	for (size_t j = (i + 1) & mask;; j = (j + 1) & mask) {
 		if (!m->s[j].v)

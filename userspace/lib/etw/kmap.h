@@ -27,8 +27,15 @@ struct ps_kmap {
 bool ps_kmap_get(const struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t *v);
 /* Inserts or replaces. 0 or -ENOMEM. */
 int ps_kmap_put(struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t v);
+/*
+ * Inserts or replaces in one probe: 1 when (a, b) held a value (then in *old, when not NULL),
+ * 0 when inserted, -ENOMEM.
+ */
+int ps_kmap_swap(struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t v, uint32_t *old);
 /* Removes; false when absent. */
 bool ps_kmap_del(struct ps_kmap *m, uint64_t a, uint32_t b);
+/* Removes and returns the value in one probe (v may be NULL); false when absent. */
+bool ps_kmap_take(struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t *v);
 void ps_kmap_free(struct ps_kmap *m);
 
 #endif
