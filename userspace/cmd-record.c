@@ -51,6 +51,8 @@ static void usage(FILE *f)
 "                         (the floor of the probes' cost)\n"
 "      --no-kfunc         do without bpf_get_kmem_cache() as on kernels before 6.13\n"
 "                         (kmalloc classes by size, every kmalloc object tracked)\n"
+"      --min-free SIZE    stop (exit 1, the trace kept) when the trace's filesystem\n"
+"                         has less free (default 1G or 5%% of it, the smaller; 0 = never)\n"
 "      --listen A:P       serve the live figures and the verdict per path at\n"
 "                         http://A:P/metrics (Prometheus/OpenMetrics text); A is a\n"
 "                         numeric address: 127.0.0.1, [::1], 0.0.0.0 for every interface\n"
@@ -172,6 +174,7 @@ static int cmd_record(int argc, char **argv)
 		{ "empty-probes", no_argument, NULL, 7 },
 		{ "no-kfunc", no_argument, NULL, 8 },
 		{ "listen", required_argument, NULL, 9 },
+		{ "min-free", required_argument, NULL, 12 },
 		{ "listen-top", required_argument, NULL, 10 },
 		{ "listen-window", required_argument, NULL, 11 },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -269,6 +272,14 @@ static int cmd_record(int argc, char **argv)
 					"from 1 to 1000\n", optarg);
 				return PS_EXIT_USAGE;
 			}
+			break;
+		case 12:
+			if (ps_parse_size(optarg, &o.min_free)) {
+				fprintf(stderr, "poolscope record: --min-free %s: expected a size like "
+					"512M, 2G or 0\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			o.min_free_set = true;
 			break;
 		case 11:
 			if (ps_parse_duration_ns(optarg, &o.listen_window_ns) ||

@@ -5,8 +5,10 @@
 # pread, page cache): the physical limits of this machine. (2) IOPS lost while `poolscope
 # record` runs at defaults during the SMB load: rounds alternate without/with recording (order
 # flipped every round), paired ratio per round, median. Target: <= 2% loss.
-# (3) CPU taken by the recorder's BPF programs and process during one SMB run.
-# Env: O, POOLSCOPE, PS_BENCH_ROUNDS (5), PS_BENCH_SECS (15), PS_BENCH_PARTS ("compare loss cpu").
+# (3) CPU taken by the recorder's BPF programs and process during one SMB run. (4) Trace bytes
+# per hour and per day of that recording (target: a day under 2 GiB).
+# Env: O, POOLSCOPE, PS_BENCH_ROUNDS (5), PS_BENCH_SECS (15), PS_BENCH_SIZE_SECS (120),
+# PS_BENCH_PARTS ("compare loss size cpu").
 set -u
 cd "$(dirname "$0")/../.."
 O=${O:-.output}
@@ -24,7 +26,7 @@ iops() { sed -n 's/^result:.* iops=\([0-9]*\).*/\1/p' <<< "$1" | head -1; }
 smb() { $PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1; }
 med() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{if(NR%2)print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared machine: numbers are noisy)"
-PARTS=${PS_BENCH_PARTS:-compare loss cpu}
+PARTS=${PS_BENCH_PARTS:-compare loss size cpu}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 if part compare; then
 echo "== SMB vs local, $ROUNDS rounds x ${SECS}s, 8k randread qd16 x2"
@@ -69,6 +71,31 @@ ml=$(med <<< "$loss")
 echo "  median: without $(med <<< "$base_all") IOPS, with record $(med <<< "$rec_all"); paired median loss $ml% (target <= 2%)"
 awk -v l="$ml" 'BEGIN{exit !(l <= 2)}' && echo "  target met" || echo "  target NOT met"
 fi
+if part size; then
+# (4) What a long recording of this load costs on disk: one recorded SMB run of SIZE_SECS; the
+# tables that grow with every interval, per table (dbstat), over the recorded seconds, give the
+# bytes per hour and per day; tags, stacks and meta are written once and bounded.
+SIZE_SECS=${PS_BENCH_SIZE_SECS:-120}
+echo "== trace size: record at defaults during one ${SIZE_SECS}s SMB run"
+db=$PS_SMB_DIR/size.db
+out=$("$P" record -o "$db" --force -q --duration $((SIZE_SECS + 5)) -- \
+	$PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" --bs 8k --qd 16 \
+	--workers 2 --duration "$SIZE_SECS" --ramp 2 --quiet 2>&1)
+[ -n "$(iops "$out")" ] || { echo "$out" | tail -5; die "recorded run failed (size)"; }
+secs=$(sqlite3 "$db" 'SELECT max(t_ns) / 1e9 FROM intervals')
+sqlite3 -separator ' ' "$db" "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC" |
+	awk -v secs="$secs" -v file="$(stat -c %s "$db")" '
+	$1 ~ /^(samples|sysstat|counters|slabinfo|workload|intervals)$/ { grow += $2; g[$1] = $2; next }
+	{ fixed += $2 }
+	END {
+		h = grow / secs * 3600
+		printf "  %.0f s recorded, file %.1f MB: %.1f MB grows with the intervals, %.1f MB bounded (tags, stacks, meta)\n",
+			secs, file / 1e6, grow / 1e6, fixed / 1e6
+		printf "  per hour %.0f MB, per day %.2f GiB (target < 2 GiB a day: %s)\n", h / 1e6,
+			h * 24 / 1073741824, h * 24 < 2 * 1073741824 ? "met" : "NOT met"
+		for (t in g) printf "    %-10s %5.1f MB/h\n", t, g[t] / secs * 3600 / 1e6
+	}'
+fi
 part cpu || exit 0
 # The IOPS of this CPU-bound workload swing from run to run on a shared host by more than the
 # recorder can cost, so also measure what the recorder takes directly: the CPU time of its
@@ -91,7 +118,10 @@ cpu_run() {
 	# window: from the 3rd interval (after the ramp) to the last one with workload IOs
 	b=$(sqlite3 "$db" "SELECT max(interval) FROM workload WHERE ios > 0")
 	[ -n "$b" ] && [ "$b" -gt $((a + 2)) ] || die "recorded run too short for the cpu part ($a..$b)"
-	sum() { sqlite3 "$db" "SELECT coalesce(sum(value), 0) FROM counters WHERE interval = $2 AND name LIKE '$1'"; }
+	# counters are written when they change: each one's value at idx is its last row up to it
+	sum() { sqlite3 "$db" "SELECT coalesce(sum((SELECT value FROM counters c WHERE c.name = n.name
+		AND c.interval <= $2 ORDER BY c.interval DESC LIMIT 1)), 0)
+		FROM (SELECT DISTINCT name FROM counters WHERE name LIKE '$1') n"; }
 	tq() { sqlite3 "$db" "SELECT t_ns FROM intervals WHERE idx = $1"; }
 	echo "$(sum 'bpf_stats.%.run_ns' $a) $(sum 'bpf_stats.%.run_ns' $b) $(sum 'bpf_stats.%.runs' $a) \
 $(sum 'bpf_stats.%.runs' $b) $(sum recorder.cpu_ns $a) $(sum recorder.cpu_ns $b) $(tq $a) $(tq $b) \

@@ -6,7 +6,7 @@ set -u
 ps_need_root
 tmp=$(mktemp -d /tmp/ps-rec-err.XXXXXX)
 chmod 755 "$tmp"
-trap 'rm -rf "$tmp"' EXIT
+trap 'mountpoint -q "$tmp/fs" && umount "$tmp/fs"; rm -rf "$tmp"' EXIT
 
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 	"$POOLSCOPE" record -o "$tmp/x.db" -d 1 2>&1)
@@ -49,6 +49,38 @@ echo "address in use: rc $rc: $out"
 check "address in use: exit 1" test $rc = 1
 check "address in use: names it" grep -q "127.0.0.1:$sport: Address already in use (--listen)" <<< "$out"
 check "address in use: no trace left" test ! -e "$tmp/busy.db"
+
+# the free-space floor, on a 64 MiB tmpfs: refused below it at the start; stopped when a
+# writer fills the filesystem under it, with the trace kept and readable
+mkdir "$tmp/fs"
+if mount -t tmpfs -o size=64m tmpfs "$tmp/fs"; then
+	dd if=/dev/zero of="$tmp/fs/fill" bs=1M count=30 status=none
+	out=$("$POOLSCOPE" record -o "$tmp/fs/a.db" -q -d 3 --min-free 40M 2>&1); rc=$?
+	echo "below the floor: rc $rc: $out"
+	check "below the floor at the start: exit 1" test $rc = 1
+	check "below the floor at the start: says so" grep -q 'below the floor of 40.0 MiB (--min-free): not starting' <<< "$out"
+	check "below the floor at the start: no trace" test ! -e "$tmp/fs/a.db"
+	rm "$tmp/fs/fill"
+	"$POOLSCOPE" record -o "$tmp/fs/b.db" -q -d 30 --min-free 40M > "$tmp/floor.out" 2>&1 &
+	rp=$!
+	sleep 3
+	dd if=/dev/zero of="$tmp/fs/fill" bs=1M count=30 status=none
+	wait $rp; rc=$?
+	out=$(cat "$tmp/floor.out")
+	echo "filled under it: rc $rc: $out"
+	check "filled under the floor: exit 1" test $rc = 1
+	check "filled under the floor: says where it stopped" grep -q 'stopped after interval [0-9]*; the trace holds' <<< "$out"
+	n=$(q "$tmp/fs/b.db" 'SELECT count(*) FROM intervals')
+	check "filled under the floor: stopped well before --duration ($n intervals)" test "${n:-0}" -ge 2 -a "${n:-99}" -le 10
+	"$POOLSCOPE" report "$tmp/fs/b.db" > /dev/null 2>&1
+	check "filled under the floor: the trace reads" test $? = 0
+	umount "$tmp/fs"
+else
+	echo "skip-part: cannot mount a tmpfs here, the free-space floor not checked"
+	check "mount a tmpfs for the floor check" false
+fi
+"$POOLSCOPE" record --min-free 1x -o "$tmp/z.db" -d 1 2>/dev/null; rc=$?
+check "--min-free 1x: usage error (2)" test $rc = 2
 
 "$POOLSCOPE" record -h | grep -q EXAMPLES
 check "-h shows EXAMPLES" test $? = 0

@@ -85,7 +85,8 @@ done
 # memory of whatever else runs) and say nothing about this leak, so they are not compared.
 slab_bytes=0
 for c in $caches; do
-	sz=$(q "$db" "SELECT objsize FROM slabinfo WHERE cache = '$c' AND interval = $B")
+	sz=$(q "$db" "SELECT objsize FROM slabinfo WHERE cache = '$c' AND interval <= $B
+		ORDER BY interval DESC LIMIT 1")
 	d=$(( $(slab_active "$db" $c $B) - $(slab_active "$db" $c $A) ))
 	slab_bytes=$(( slab_bytes + d * sz ))
 done

@@ -20,7 +20,7 @@ N=${PS_EVLEAK_N:-15000}
 ps_test_dir /tmp/ps-rec-kmalloc.XXXXXX
 cache=kmalloc-64
 
-cnt() { q "$db" "SELECT coalesce(max(value), 0) FROM counters WHERE interval = $2 AND name = '$1'"; }
+cnt() { counter_at "$db" "$1" "$2"; }
 cnt_delta() { echo $(( $(cnt "$1" "$3") - $(cnt "$1" "$2") )); }	# name from to
 
 for mode in kfunc no-kfunc full-map filter-full-map; do

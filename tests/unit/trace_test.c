@@ -613,3 +613,56 @@ TEST(util_parsers)
 	ASSERT_STREQ(ps_fmt_bytes(b, sizeof(b), 1536, true), "+1.50 KiB", "KiB");
 	ASSERT_STREQ(ps_strerror(-PS_ERR__FOREIGN), "not a poolscope trace", "strerror");
 }
+
+/*
+ * A sparse trace (meta sparse_series = 1, as the recorder writes) has a counter, meminfo or
+ * slabinfo row only when the value changed: the reader carries each value forward, and leaves a
+ * series absent before its first row. Without the meta, a missing row stays absent.
+ */
+TEST(sparse_series_carried_forward)
+{
+	struct ps_slabinfo si = { .cache = "filp", .objsize = 256, .objperslab = 16,
+				  .pagesperslab = 1 };
+	struct ps_run *r = NULL;
+	struct ps_trace *t;
+	char err[256];
+
+	for (int sparse = 0; sparse < 2; sparse++) {
+		const char *p = tmpfile_path(sparse ? "sparse.db" : "dense.db");
+
+		if (!ASSERT_OK(ps_trace_create(&t, p, 0), "create"))
+			return;
+		if (sparse)
+			ASSERT_OK(ps_trace_set_meta(t, PS_META_SPARSE_SERIES, "1"), "meta");
+		for (uint32_t k = 0; k < 6; k++) {
+			ASSERT_OK(ps_trace_begin_interval(t, k, (k + 1) * 1000000000ull, 0, 1), "begin");
+			if (k == 0 || k == 3)
+				ASSERT_OK(ps_trace_add_counter(t, "events.kmalloc", 100 * (k + 1)), "ctr");
+			if (k == 2)
+				ASSERT_OK(ps_trace_add_sysstat(t, "SUnreclaim", 5000), "sys");
+			if (k == 1) {
+				si.active_objs = 70;
+				si.num_objs = 80;
+				ASSERT_OK(ps_trace_add_slabinfo(t, &si), "slab");
+			}
+			ASSERT_OK(ps_trace_commit_interval(t), "commit");
+		}
+		ASSERT_OK(ps_trace_close(t), "close");
+		if (!ASSERT_OK(ps_run_load(&r, p, err, sizeof(err)), err))
+			return;
+		const struct ps_series *c = ps_run_counter(r, "events.kmalloc"),
+				       *m = ps_run_sys(r, "SUnreclaim");
+		if (ASSERT_NOT_NULL(c, "counter") && ASSERT_NOT_NULL(m, "sysstat") &&
+		    ASSERT_EQ(r->nslab, 1, "slab series")) {
+			ASSERT_EQ(c->v[2], sparse ? 100 : -1, "counter between rows");
+			ASSERT_EQ(c->v[5], sparse ? 400 : -1, "counter after its last row");
+			ASSERT_EQ(m->v[1], -1, "absent before its first row");
+			ASSERT_EQ(m->v[4], sparse ? 5000 : -1, "sysstat after its row");
+			ASSERT_EQ(r->slab[0].active_objs[0], -1, "slab before its first row");
+			ASSERT_EQ(r->slab[0].active_objs[5], sparse ? 70 : -1, "slab carried");
+			ASSERT_EQ(r->slab[0].num_objs[5], sparse ? 80 : -1, "slab num carried");
+		}
+		ps_run_free(r);
+		r = NULL;
+	}
+}

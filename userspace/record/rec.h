@@ -72,6 +72,11 @@ struct rec {
 	bool no_kfunc;			/* kmalloc classes by size, all kmalloc objects tracked */
 	uint32_t map_ptrs;		/* effective size of the pointer map */
 	struct rec_metrics *m;		/* --listen */
+	/* write.c: the value last written of each sysstat, slabinfo and counter row */
+	struct ps_htab lastw;		/* kind + name -> index + 1 in lastv */
+	struct { int64_t a, b; } *lastv;
+	size_t nlastv, caplastv;
+	bool lastw_ok;
 	char *err;
 	size_t errlen;
 };
@@ -131,6 +136,8 @@ void rec_metrics_fini(struct rec *r);
 
 /* write.c */
 int rec_write_meta(struct rec *r);
-int rec_write(struct rec *r);
+/* final: the recording's last interval (every series is written in full) */
+int rec_write(struct rec *r, bool final);
+void rec_write_fini(struct rec *r);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,7 +49,7 @@ static int interval(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns,
 	if (!e)
 		e = rec_resolve(r);
 	if (!e && r->t)
-		e = rec_write(r);
+		e = rec_write(r, final);
 	if (!e && r->m)
 		e = rec_metrics_update(r);
 	return e;
@@ -139,6 +140,63 @@ static void status_line(struct rec *r, uint64_t elapsed_ns, uint64_t dur_ns)
 	r->events_prev = ev;
 }
 
+/* --- the free-space floor --------------------------------------------------------------- */
+
+/*
+ * Free bytes for an unprivileged writer on the filesystem of the trace, and its size; -errno.
+ * The floor counts what others may still write (f_bavail): a recorder running as root could
+ * eat into the reserve meant to keep the system alive.
+ */
+static int fs_space(const char *path, uint64_t *avail, uint64_t *size)
+{
+	char dir[4096], *slash;
+	struct statvfs sv;
+
+	ps_strlcpy(dir, path, sizeof(dir));
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	if (statvfs(dir, &sv))
+		return -errno;
+	*avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	*size = (uint64_t)sv.f_blocks * sv.f_frsize;
+	return 0;
+}
+
+/* The floor: the user's, else 1 GiB or 5 % of the filesystem, whichever is smaller. */
+static uint64_t fs_floor(const struct ps_record_opts *o, uint64_t size)
+{
+	uint64_t pct = size / 20;
+
+	if (o->min_free_set)
+		return o->min_free;
+	return pct < (1ull << 30) ? pct : 1ull << 30;
+}
+
+/* "DIR has X free, below the floor of Y (--min-free)" into err when under the floor. */
+static bool below_floor(struct rec *r, uint64_t *floor_out)
+{
+	uint64_t avail, size, floor;
+	char a[32], f[32];
+
+	if (!r->t || (r->o->min_free_set && !r->o->min_free) ||
+	    fs_space(r->o->out, &avail, &size))
+		return false;
+	floor = fs_floor(r->o, size);
+	*floor_out = floor;
+	if (avail >= floor)
+		return false;
+	ps_fmt_bytes(a, sizeof(a), (double)avail, false);
+	ps_fmt_bytes(f, sizeof(f), (double)floor, false);
+	snprintf(r->err, r->errlen, "%s: its filesystem has %s free, below the floor of %s "
+		 "(--min-free)", r->o->out, a, f);
+	return true;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -164,7 +222,8 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 	uint32_t idx = 0;
 	pid_t child = 0;
 	int gate = -1, child_status = 0, e;
-	bool child_done = false;
+	bool child_done = false, floor_hit = false;
+	uint64_t floor = 0;
 
 	err[0] = 0;
 	r->ncpus = libbpf_num_possible_cpus();
@@ -190,6 +249,13 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", o->out, ps_strerror(e));
 		r->t = NULL;
 		goto out;
+	}
+	if (below_floor(r, &floor)) {
+		size_t l = strlen(err);
+
+		snprintf(err + l, errlen - l, ": not starting");
+		e = -ENOSPC;
+		goto out_unlink;
 	}
 	e = o->empty_probes ? rec_bpf_load_empty(r) : rec_bpf_load(r);
 	if (e)
@@ -266,6 +332,11 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 		final = stop_requested || child_done || (deadline && now >= deadline);
 		if (!final && now < next)
 			continue;
+		/* the floor: this interval is the last, and the run ends with an error */
+		if (!floor_hit && below_floor(r, &floor)) {
+			floor_hit = true;
+			final = true;
+		}
 		e = interval(r, idx++, now - start, now - last, final);
 		if (e)
 			goto out_close;
@@ -287,6 +358,13 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 		fprintf(stderr, "poolscope record: %s exited with status %d\n", o->cmd[0],
 			WEXITSTATUS(child_status));
 	e = 0;
+	if (floor_hit) {
+		size_t l = strlen(err);
+
+		snprintf(err + l, errlen - l, ": stopped after interval %u; the trace holds "
+			 "everything until then", idx - 1);
+		e = -ENOSPC;
+	}
 out_close:
 	rec_metrics_fini(r);
 	if (r->t) {
@@ -304,6 +382,7 @@ out_unlink:
 	r->t = NULL;
 out:
 	rec_metrics_fini(r);
+	rec_write_fini(r);
 	if (r->wl) {
 		munmap(r->wl, sizeof(*r->wl));
 		unlink(r->wl_path);

@@ -30,6 +30,8 @@ struct ps_record_opts {
 	bool status;			/* live status line on stderr */
 	char **cmd;			/* NULL or argv of the command to run */
 	const char *cmdline;		/* our own command line, for meta */
+	uint64_t min_free;		/* stop when the trace's filesystem has less free; 0: never */
+	bool min_free_set;		/* given by the user (else 1 GiB or 5 %, the smaller) */
 	const char *listen;		/* ADDRESS:PORT of the metrics endpoint, or NULL */
 	unsigned listen_top;		/* tags per path on the metrics page */
 	uint64_t listen_window_ns;	/* the window of the page's verdict */

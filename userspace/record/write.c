@@ -6,6 +6,7 @@
  * looked up here.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -131,15 +132,59 @@ int rec_write_meta(struct rec *r)
 #undef META
 #undef META_I
 	if (!e)
+		e = ps_trace_set_meta(r->t, PS_META_SPARSE_SERIES, "1");
+	if (!e)
 		e = write_slab_groups(r);
+	if (!e && !r->lastw_ok && !ps_htab_init(&r->lastw, 112))
+		r->lastw_ok = true;
 	return e ? trace_fail(r, e) : 0;
 }
 
-static int write_sysstat(struct rec *r)
+/*
+ * Whether a row of the series kind+name with values (a, b) is to be written: the trace is sparse
+ * (meta sparse_series), so only when they changed since the row last written, or in a keyframe
+ * (all). Remembers them. On ENOMEM it says yes: a row too many, never one missing.
+ */
+static bool changed(struct rec *r, char kind, const char *name, int64_t a, int64_t b, bool all)
+{
+	char key[112] = { kind };
+	uintptr_t i;
+
+	if (!r->lastw_ok)
+		return true;
+	ps_strlcpy(key + 1, name, sizeof(key) - 1);
+	i = (uintptr_t)ps_htab_get(&r->lastw, key);
+	if (i) {
+		if (!all && r->lastv[i - 1].a == a && r->lastv[i - 1].b == b)
+			return false;
+	} else {
+		if (ps_array_reserve((void **)&r->lastv, &r->caplastv, r->nlastv + 1,
+				     sizeof(*r->lastv)) ||
+		    ps_htab_put(&r->lastw, key, (void *)(uintptr_t)(r->nlastv + 1)))
+			return true;
+		i = ++r->nlastv;
+	}
+	r->lastv[i - 1].a = a;
+	r->lastv[i - 1].b = b;
+	return true;
+}
+
+void rec_write_fini(struct rec *r)
+{
+	if (r->lastw_ok)
+		ps_htab_fini(&r->lastw);
+	r->lastw_ok = false;
+	free(r->lastv);
+	r->lastv = NULL;
+	r->nlastv = r->caplastv = 0;
+}
+
+static int write_sysstat(struct rec *r, bool all)
 {
 	const struct snap *s = &r->snap;
 	int e = 0;
 
+	/* meminfo in full every interval: small, and what a reader of the file asks first */
 	for (size_t i = 0; i < s->meminfo.n && !e; i++)
 		e = ps_trace_add_sysstat(r->t, s->meminfo.f[i].name, s->meminfo.f[i].value);
 	for (size_t i = 0; i < s->slabinfo.n && !e; i++) {
@@ -153,13 +198,21 @@ static int write_sysstat(struct rec *r)
 			.pagesperslab = row->pagesperslab,
 		};
 
-		e = ps_trace_add_slabinfo(r->t, &si);
+		if (changed(r, 'l', row->cache, (int64_t)row->active_objs, (int64_t)row->num_objs,
+			    all))
+			e = ps_trace_add_slabinfo(r->t, &si);
 	}
 	return e;
 }
 
+/* A counter row when its value changed (or in a keyframe). */
+static int counter(struct rec *r, const char *name, int64_t v, bool all)
+{
+	return changed(r, 'c', name, v, 0, all) ? ps_trace_add_counter(r->t, name, v) : 0;
+}
+
 /* Class counters, the probes' counters and corrections, the programs' statistics, our CPU. */
-static int write_counters(struct rec *r)
+static int write_counters(struct rec *r, bool all)
 {
 	static const char *const fld[SNAP_CLASS_VALS] = {
 		PS_CTR_CLASS_ALLOCS, PS_CTR_CLASS_FREES, PS_CTR_CLASS_ALLOC_BYTES,
@@ -171,31 +224,31 @@ static int write_counters(struct rec *r)
 	for (size_t i = 0; i < s->ncls_ctr; i++)
 		for (int f = 0; f < SNAP_CLASS_VALS && !e; f++) {
 			snprintf(name, sizeof(name), PS_CTR_CLASS_FMT, s->cls_ctr[i].name, fld[f]);
-			e = ps_trace_add_counter(r->t, name, s->cls_ctr[i].val[f]);
+			e = counter(r, name, s->cls_ctr[i].val[f], all);
 		}
 	for (uint32_t i = 0; s->bpf && i < PS_C_MAX && !e; i++)
 		if (s->ctr_ok[i] && counter_names[i])
-			e = ps_trace_add_counter(r->t, counter_names[i], s->ctr[i]);
+			e = counter(r, counter_names[i], s->ctr[i], all);
 	if (s->bpf && !e)
-		e = ps_trace_add_counter(r->t, PS_CTR_IMPLICIT_FREES, s->implicit_frees);
+		e = counter(r, PS_CTR_IMPLICIT_FREES, s->implicit_frees, all);
 	if (s->bpf && !e)
-		e = ps_trace_add_counter(r->t, PS_CTR_PREEXISTING_FREES, s->preexisting_frees);
+		e = counter(r, PS_CTR_PREEXISTING_FREES, s->preexisting_frees, all);
 	for (size_t i = 0; i < s->nprogs && !e; i++) {
 		const struct snap_prog *p = &s->progs[i];
 
 		snprintf(name, sizeof(name), PS_CTR_RECURSION_FMT, p->name);
-		e = ps_trace_add_counter(r->t, name, p->recursion_misses);
+		e = counter(r, name, (int64_t)p->recursion_misses, all);
 		/* Only counted while kernel.bpf_stats_enabled=1 (it costs two clock reads a run). */
 		if (!e && p->run_cnt) {
 			snprintf(name, sizeof(name), PS_CTR_BPF_RUN_NS_FMT, p->name);
-			e = ps_trace_add_counter(r->t, name, (int64_t)p->run_ns);
+			e = counter(r, name, (int64_t)p->run_ns, all);
 			snprintf(name, sizeof(name), PS_CTR_BPF_RUNS_FMT, p->name);
 			if (!e)
-				e = ps_trace_add_counter(r->t, name, (int64_t)p->run_cnt);
+				e = counter(r, name, (int64_t)p->run_cnt, all);
 		}
 	}
 	if (!e && s->cpu_ok)
-		e = ps_trace_add_counter(r->t, PS_CTR_RECORDER_CPU_NS, s->cpu_ns);
+		e = counter(r, PS_CTR_RECORDER_CPU_NS, s->cpu_ns, all);
 	return e;
 }
 
@@ -235,9 +288,11 @@ static int write_stack(struct rec *r, const struct snap_stack *st)
 	return ps_trace_put_stack(r->t, &out);
 }
 
-int rec_write(struct rec *r)
+int rec_write(struct rec *r, bool final)
 {
 	const struct snap *s = &r->snap;
+	/* keyframes: every series in full now and then, for readers of a part of the trace */
+	bool all = final || s->idx % PS_SPARSE_KEYFRAME == 0;
 	int e;
 
 	e = ps_trace_begin_interval(r->t, s->idx, s->t_ns, s->wall_ns, s->dur_ns);
@@ -246,9 +301,9 @@ int rec_write(struct rec *r)
 	for (size_t i = 0; i < s->nsamples && !e; i++)
 		e = ps_trace_add_sample(r->t, s->samples[i].u->tag.id, &s->samples[i].s);
 	if (!e)
-		e = write_sysstat(r);
+		e = write_sysstat(r, all);
 	if (!e)
-		e = write_counters(r);
+		e = write_counters(r, all);
 	if (!e && s->has_w)
 		e = ps_trace_add_workload(r->t, &s->w);
 	for (size_t i = 0; s->stacks && i < s->nstk && !e; i++)

@@ -79,15 +79,26 @@ ps_stop_recorder() {
 	return $rc
 }
 
+# The recorder writes counter and slabinfo rows only when they changed (meta sparse_series):
+# a series' value at interval idx is that of its last row at or before idx.
+# ctr_sql NAME IDX: the SQL expression of counter NAME's value at IDX (0 before its first row).
+ctr_sql() {
+	echo "coalesce((SELECT value FROM counters WHERE name = '$1' AND interval <= $2
+		ORDER BY interval DESC LIMIT 1), 0)"
+}
+counter_at() { q "$1" "SELECT $(ctr_sql "$2" "$3")"; } # db name idx
+
 # Exact tracked live objects of a slab cache (as /proc/slabinfo names it) at interval idx.
 class_live() {
-	q "$1" "SELECT coalesce(sum(CASE WHEN name LIKE '%.allocs' THEN value ELSE -value END), 0)
-		FROM counters WHERE interval = $3 AND name IN ('class.$2.allocs', 'class.$2.frees')"
+	q "$1" "SELECT $(ctr_sql "class.$2.allocs" "$3") - $(ctr_sql "class.$2.frees" "$3")"
 }
 
-class_counter() { q "$1" "SELECT coalesce(max(value), 0) FROM counters WHERE interval = $3 AND name = 'class.$2.$4'"; }
+class_counter() { counter_at "$1" "class.$2.$4" "$3"; }
 
-slab_active() { q "$1" "SELECT coalesce(max(active_objs), 0) FROM slabinfo WHERE interval = $3 AND cache = '$2'"; }
+slab_active() {
+	q "$1" "SELECT coalesce((SELECT active_objs FROM slabinfo WHERE cache = '$2' AND interval <= $3
+		ORDER BY interval DESC LIMIT 1), 0)"
+}
 
 # Sum of a column of tags matching a WHERE clause at interval idx (live carried forward).
 tag_sum() { # db col where idx
@@ -114,9 +125,12 @@ within() {
 # docs/known-issues.md). Each lost event moves one object of one class, so a class count may
 # be off by at most this many.
 lost_events() { # db from to
-	q "$1" "SELECT coalesce(sum(c.value - b.value), 0) FROM counters b JOIN counters c
-		ON c.name = b.name AND c.interval = $3
-		WHERE b.name LIKE 'recursion_misses%' AND b.interval = $2"
+	q "$1" "SELECT coalesce(sum(
+		coalesce((SELECT value FROM counters c WHERE c.name = n.name AND c.interval <= $3
+			ORDER BY c.interval DESC LIMIT 1), 0) -
+		coalesce((SELECT value FROM counters c WHERE c.name = n.name AND c.interval <= $2
+			ORDER BY c.interval DESC LIMIT 1), 0)), 0)
+		FROM (SELECT DISTINCT name FROM counters WHERE name LIKE 'recursion_misses%') n"
 }
 
 # The same for a call-site tag sampled 1 in S and scaled by S: a lost free moves the tag by S

@@ -66,9 +66,9 @@
 #define PS_META_EMPTY_PROBES		"empty_probes"
 #define PS_META_KMALLOC_TRACKING	"kmalloc_tracking"	/* "kmem-cache-kfunc" or "pointer-map" */
 /*
- * "1": sysstat, slabinfo and counters rows are written only when their value changed (and all
- * of them in the first and last interval and every PS_SPARSE_KEYFRAME intervals); a reader
- * carries each value forward to the next row of its series.
+ * "1": slabinfo and counters rows are written only when their value changed (and all of them
+ * in the first and last interval and every PS_SPARSE_KEYFRAME intervals); a reader carries each
+ * value forward to the next row of its series (sysstat too, should a writer leave rows out).
  */
 #define PS_META_SPARSE_SERIES		"sparse_series"
 #define PS_SPARSE_KEYFRAME		600
