@@ -2,7 +2,9 @@
 # poolscope plot: stacked live bytes of the top tags plus "other", the unreclaimable total as a
 # line, IOPS on the second axis. Called by `poolscope plot` with -e variables:
 #   data, out, term ("png"|"svg"), title, unit ("MiB"|"GiB"), nstack (stacked columns incl.
-#   other), ucol (column of the unreclaimable line, 0: none), uname, icol (IOPS column, 0: none)
+#   other), ucol (column of the unreclaimable line, 0: none), uname, icol (IOPS column, 0: none),
+#   bcol (first of two columns, the smallest and largest unreclaimable value of each point of a
+#   long trace, drawn as a band around the line; 0: none)
 # The data file is tab-separated with a header; column 1 is time (s), 2 the zero baseline,
 # 3..2+nstack the cumulative stack (each column already includes those before it).
 set datafile separator "\t"
@@ -32,7 +34,9 @@ if (icol > 0) { set y2label "IOPS"; set y2tics; set ytics nomirror; set y2range 
 stack = "for [i=1:nstack] data using 1:(column(i+1)):(column(i+2)) with filledcurves lt (i == nstack ? 20 : i) title columnhead(i+2)"
 uline = "data using 1:(column(ucol)) with lines lw 2.5 lc rgb 'black' title uname"
 iline = "data using 1:(column(icol)) axes x1y2 with lines lw 1.5 dt 2 lc rgb 'red' title 'IOPS (workload)'"
+band = "data using 1:(column(bcol)):(column(bcol+1)) with filledcurves fs transparent solid 0.35 lc rgb 'black' title uname . ' (min-max of each point)'"
 cmd = "plot " . stack
+if (bcol > 0) { cmd = cmd . ", " . band }
 if (ucol > 0) { cmd = cmd . ", " . uline }
 if (icol > 0) { cmd = cmd . ", " . iline }
 eval cmd

@@ -187,11 +187,11 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 	bool abs_live = ps_run_live_absolute(r);
 	struct ps_report rep = { 0 };
 	bool *st = NULL;
-	char data[PATH_MAX], script[PATH_MAX], ttl[256], ulabel[96], *vars[10] = { 0 };
+	char data[PATH_MAX], script[PATH_MAX], ttl[256], ulabel[96], *vars[11] = { 0 };
 	double peak = 0, div;
 	size_t nstack, nother = 0, i;
 	uint32_t k;
-	int ret = 0, ucol = 0, icol = 0, ncol;
+	int ret = 0, ucol = 0, icol = 0, bcol = 0, ncol;
 	FILE *f = NULL;
 
 	if (!r->nintervals) {
@@ -239,6 +239,12 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 		snprintf(ulabel, sizeof(ulabel), "%s%s (meminfo)", uname, abs_live ? "" : " growth");
 		fprintf(f, "\t%s", ulabel);
 		ucol = ++ncol;
+		/* a long trace read as points: the band of each point's smallest to largest value */
+		if (u->lo) {
+			fprintf(f, "\tmin\tmax");
+			bcol = ++ncol;
+			++ncol;
+		}
 	}
 	if (r->has_workload) {
 		fprintf(f, "\tIOPS");
@@ -261,10 +267,17 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 		}
 		fprintf(f, "\t%.6f", cum + rest);
 		if (u) {
+			int64_t base = abs_live ? 0 : u->v[0];
+
 			if (u->v[k] < 0)
 				fprintf(f, "\tNaN");
 			else
-				fprintf(f, "\t%.6f", (double)(abs_live ? u->v[k] : u->v[k] - u->v[0]) / div);
+				fprintf(f, "\t%.6f", (double)(u->v[k] - base) / div);
+			if (bcol && (u->lo[k] < 0 || u->hi[k] < 0))
+				fprintf(f, "\tNaN\tNaN");
+			else if (bcol)
+				fprintf(f, "\t%.6f\t%.6f", (double)(u->lo[k] - base) / div,
+					(double)(u->hi[k] - base) / div);
 		}
 		if (icol)
 			fprintf(f, "\t%.1f", dur > 0 ? r->workload[k].ios / dur : 0);
@@ -295,12 +308,13 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 	vars[6] = num("ucol", ucol);
 	vars[7] = quote("uname", ucol ? ulabel : "");
 	vars[8] = num("icol", icol);
-	for (i = 0; i < 9; i++)
+	vars[9] = num("bcol", bcol);
+	for (i = 0; i < 10; i++)
 		if (!vars[i]) {
 			ret = -ENOMEM;
 			goto out;
 		}
-	ret = run_gnuplot(script, out, vars, 9);
+	ret = run_gnuplot(script, out, vars, 10);
 out:
 	if (f)
 		fclose(f);

@@ -570,6 +570,11 @@ TEST(long_trace_in_points)
 	ASSERT_EQ(r->tags[1].s[1].allocs, 2, "one row in point 1");
 	ASSERT_EQ(r->tags[1].total.allocs, x->tags[1].total.allocs, "b's totals");
 	ASSERT_EQ(ps_run_sys(r, "SUnreclaim")->v[99], 1999, "meminfo at the end");
+	if (ASSERT_NOT_NULL(ps_run_sys(r, "SUnreclaim")->lo, "meminfo range kept")) {
+		ASSERT_EQ(ps_run_sys(r, "SUnreclaim")->lo[3], 1030, "its smallest in point 3");
+		ASSERT_EQ(ps_run_sys(r, "SUnreclaim")->hi[3], 1039, "its largest in point 3");
+	}
+	ASSERT_TRUE(ps_run_sys(x, "SUnreclaim")->lo == NULL, "no range in an exact load");
 	ASSERT_EQ(r->workload[3].ios, 2000, "IOs summed");
 	ASSERT_EQ(r->workload[3].lat_p50_ns, 1750, "median weighted by IOs");
 	ASSERT_EQ(r->workload[3].lat_p99_ns, 5039, "the largest p99");

@@ -418,6 +418,21 @@ static int named_row(struct loader *L, sqlite3_stmt *s, bool sys)
 	if (!ser)
 		return oom(L);
 	ser->v[k] = v;
+	/* a point of several intervals keeps the range of a system counter's values in it */
+	if (sys && L->per > 1) {
+		if (!ser->lo) {
+			ser->lo = malloc(L->r->nintervals * sizeof(*ser->lo));
+			ser->hi = malloc(L->r->nintervals * sizeof(*ser->hi));
+			if (!ser->lo || !ser->hi)
+				return oom(L);
+			for (uint32_t j = 0; j < L->r->nintervals; j++)
+				ser->lo[j] = ser->hi[j] = -1;
+		}
+		if (ser->lo[k] < 0 || v < ser->lo[k])
+			ser->lo[k] = v;
+		if (v > ser->hi[k])
+			ser->hi[k] = v;
+	}
 	return 0;
 }
 

@@ -93,6 +93,8 @@ void ps_run_free(struct ps_run *r)
 	for (size_t i = 0; i < r->nsys; i++) {
 		free(r->sys[i].name);
 		free(r->sys[i].v);
+		free(r->sys[i].lo);
+		free(r->sys[i].hi);
 	}
 	for (size_t i = 0; i < r->ncounters; i++) {
 		free(r->counters[i].name);
@@ -232,6 +234,7 @@ static struct ps_series *add_series(struct ps_run *r, struct ps_series **arr, si
 	if (!s)
 		return NULL;
 	s->name = strdup(name);
+	s->lo = s->hi = NULL;
 	s->v = malloc((r->nintervals ? r->nintervals : 1) * sizeof(*s->v));
 	if (!s->name || !s->v) {
 		free(s->name);

@@ -180,6 +180,12 @@ struct ps_interval {
 struct ps_series {
 	char *name;
 	int64_t *v;		/* [nintervals] */
+	/*
+	 * sysstat of a run read as points of several intervals (per_point > 1): the smallest and
+	 * largest value of the point's intervals (-1: none), so a plot shows what v, the point's
+	 * end, hides. NULL otherwise.
+	 */
+	int64_t *lo, *hi;
 };
 
 struct ps_tag_series {
