@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,11 @@ static int cmd_record(int argc, char **argv)
 					optarg);
 				return PS_EXIT_USAGE;
 			}
+			/* a filter that matches nothing would record an empty trace, silently */
+			if (kill((pid_t)pid, 0) && errno == ESRCH) {
+				fprintf(stderr, "poolscope record: --pid %s: no such process\n", optarg);
+				return PS_EXIT_FAIL;
+			}
 			o.pid = (int)pid;
 			break;
 		case 5: o.cgroup = optarg; break;
@@ -308,6 +314,11 @@ static int cmd_record(int argc, char **argv)
 		}
 		o.cmd = argv + optind;
 	}
+	if (o.listen && o.listen_window_ns / o.interval_ns > 4095) {
+		fprintf(stderr, "poolscope record: --listen-window: at most 4096 intervals (a "
+			"shorter window or a longer --interval)\n");
+		return PS_EXIT_USAGE;
+	}
 	if (check_caps(msg, sizeof(msg))) {
 		fprintf(stderr, "poolscope record: %s\n", msg);
 		return PS_EXIT_FAIL;
@@ -322,6 +333,7 @@ static int cmd_record(int argc, char **argv)
 		return PS_EXIT_FAIL;
 	}
 	o.status = !quiet && isatty(STDERR_FILENO);
+	o.quiet = quiet;
 	cmdline = join_args(argc, argv);
 	o.cmdline = cmdline ? cmdline : "record";
 	e = ps_record_run(&o, err, sizeof(err));

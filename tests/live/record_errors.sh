@@ -82,12 +82,33 @@ fi
 "$POOLSCOPE" record --min-free 1x -o "$tmp/z.db" -d 1 2>/dev/null; rc=$?
 check "--min-free 1x: usage error (2)" test $rc = 2
 
+# a --pid that names no process, a command that cannot start, a command that fails
+out=$("$POOLSCOPE" record -o "$tmp/p.db" -d 1 --pid 999999 2>&1); rc=$?
+check "--pid 999999: exit 1 naming it" test $rc = 1 -a -n "$(grep -- '--pid 999999: no such process' <<< "$out")"
+check "--pid 999999: no trace" test ! -e "$tmp/p.db"
+out=$("$POOLSCOPE" record -o "$tmp/n.db" -- /nonexistent-cmd 2>&1); rc=$?
+echo "unstartable command: rc $rc: $out"
+check "a command that cannot start: exit 1" test $rc = 1
+check "a command that cannot start: says so" grep -q '/nonexistent-cmd: cannot start: No such file or directory' <<< "$out"
+check "a command that cannot start: the baseline is kept" test "$(q "$tmp/n.db" 'SELECT count(*) FROM intervals')" -ge 1
+out=$("$POOLSCOPE" record -o "$tmp/s.db" -- sh -c 'sleep 1; exit 3' 2>&1); rc=$?
+echo "failing command: rc $rc: $out"
+check "a command that fails: exit 1" test $rc = 1
+check "a command that fails: its status" grep -q 'sh exited with status 3 (the trace is complete)' <<< "$out"
+check "the start line" grep -q "^poolscope record: recording to $tmp/s.db every 1 s" <<< "$out"
+check "the closing line" grep -Eq "^poolscope record: wrote $tmp/s.db: [0-9]+ intervals, [0-9]+ tags, [0-9]+ drops" <<< "$out"
+"$POOLSCOPE" report "$tmp/s.db" > /dev/null 2>&1
+check "a command that fails: the trace reads" test $? = 0
+out=$("$POOLSCOPE" record -o "$tmp/q.db" -q -d 1 2>&1)
+check "-q: no start or closing line" test -z "$out"
+
 "$POOLSCOPE" record -h | grep -q EXAMPLES
 check "-h shows EXAMPLES" test $? = 0
 
-# Tiny maps: every overflow must be counted, none silently. Two recordings: with a tiny class
-# map too, the classes that got in first (whatever the machine was doing) can hold fewer call
-# sites than the tag map, so the tag map would fill or not by chance.
+# Tiny maps: every overflow must be counted, none silently. Three recordings: with a tiny class
+# map or pointer map beside it, the classes or objects that got in first (whatever the machine
+# was doing) can hold fewer call sites than the tag map, so the tag map would fill or not by
+# chance.
 tiny() { # $1 db, $2 map sizes
 	"$POOLSCOPE" record -o "$1" -q -d 2 --interval 500ms --site-sample 1 --stack-sample 1 \
 		--map-size "$2" &
@@ -104,10 +125,14 @@ counted() { # $1 db, $2 counter
 	check "$2 counted ($v)" test "$v" -gt 0
 }
 db=$tmp/tiny.db
-tiny "$db" tags=8,ptrs=64,stacks=4,stack-counts=8
+tiny "$db" ptrs=64,stacks=4,stack-counts=8
 check "tiny maps: record exits 0" test $? = 0
 counted "$db" drops.ptr_map_full
-counted "$db" drops.tag_map_full
+# The tag map alone: beside a full pointer map, new tags come only from the objects the
+# pointer map took first, and whether those hold more than 8 call sites is chance.
+tiny "$tmp/tiny-tags.db" tags=8
+check "tiny tag map: record exits 0" test $? = 0
+counted "$tmp/tiny-tags.db" drops.tag_map_full
 v=$(q "$db" "SELECT coalesce(sum(value), 0) FROM counters WHERE name IN ('drops.stack_collision',
 	'drops.stack_error', 'drops.stack_count_map_full') AND interval = $last")
 check "stack losses counted ($v)" test "$v" -gt 0

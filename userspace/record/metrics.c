@@ -185,7 +185,14 @@ static int attribute_stacks(struct rec *r, struct rec_metrics *m)
 						     .live_bytes = ss->live_bytes, .ctx = ss->ctx,
 						     .nframes = f->n, .frames = ff };
 		}
-		attribute(m, (struct utag *)refs[g].u, st, k);
+		/*
+		 * Once per tag: moving a tag to another path later would move its live bytes since
+		 * the start at once, a step in both paths' series the verdict would misread.
+		 */
+		if (!refs[g].u->mstk) {
+			attribute(m, (struct utag *)refs[g].u, st, k);
+			((struct utag *)refs[g].u)->mstk = true;
+		}
 		g = end;
 	}
 out:
@@ -348,24 +355,37 @@ static void slab_fill(struct rec_metrics *m, const struct snap *s, size_t k)
  * the cache's own growth (as the report keeps of a row only what its cache shows). *net gets
  * the net growth of the column's slab tags.
  */
-static int64_t slab_shown(const struct rec_metrics *m, size_t col, size_t first, size_t last,
+static int64_t slab_shown(const struct rec_metrics *m, size_t col, size_t first, size_t n,
 			  int64_t *net)
 {
+	size_t last = (first + n - 1) % m->cap;
 	int64_t shown = 0;
 
 	*net = 0;
 	for (size_t i = 0; i < m->ncr; i++) {
 		const struct cache_ring *cr = &m->cr[i];
 		const struct slab_ring *sr = &m->slab[cr->slab];
-		int64_t g = cr->v[last] - cr->v[first], sg;
+		size_t from = first;
+		int64_t g, sg;
 
-		if ((size_t)cr->p != col)
+		/*
+		 * A cache without a slabinfo line (large kmalloc) is not the slab side's to
+		 * confirm: its growth stays with the rest, which SUnreclaim confirms.
+		 */
+		if ((size_t)cr->p != col || sr->v[last] < 0)
 			continue;
+		/* from the window's oldest slot the cache has a line in (it may have come later) */
+		for (size_t j = 0; j < n && sr->v[from] < 0; j++)
+			from = (first + j + 1) % m->cap;
+		g = cr->v[last] - cr->v[first];
 		*net += g;
-		if (g <= 0 || sr->v[first] < 0 || sr->v[last] < 0)
+		if (sr->v[from] < 0)
 			continue;
-		sg = sr->v[last] - sr->v[first];
-		shown += sg <= 0 ? 0 : sg < g ? sg : g;
+		/* the tags' growth since that slot, up to the cache's own growth over it */
+		g = cr->v[last] - cr->v[from];
+		sg = sr->v[last] - sr->v[from];
+		if (g > 0 && sg > 0)
+			shown += sg < g ? sg : g;
 	}
 	return shown;
 }
@@ -380,7 +400,7 @@ static int verdicts(struct rec_metrics *m)
 		size_t last = (first + n - 1) % m->cap;
 		int64_t g = m->live[last][col] - m->live[first][col];
 		int64_t pg = m->pages[last][col] - m->pages[first][col];
-		int64_t slab_net, shown = (pg > 0 ? pg : 0) + slab_shown(m, col, first, last,
+		int64_t slab_net, shown = (pg > 0 ? pg : 0) + slab_shown(m, col, first, n,
 									&slab_net);
 		/* neither pages nor slab objects: large kmalloc, percpu */
 		int64_t rest = g - pg - slab_net;
@@ -594,7 +614,9 @@ static void render(struct rec *r, struct ps_om *om, const struct trow *rows, siz
 		     (double)r->recursion_misses);
 	ps_om_family(om, "poolscope_recorder_cpu_seconds", "counter", "seconds",
 		     "CPU time of the recorder process");
-	ps_om_sample(om, NULL, s->cpu_ok ? (double)s->cpu_ns / 1e9 : NAN);
+	/* a counter is never NaN: no sample when the time could not be read */
+	if (s->cpu_ok)
+		ps_om_sample(om, NULL, (double)s->cpu_ns / 1e9);
 	ps_httpd_stats(m->httpd, &hs);
 	ps_om_family(om, "poolscope_http_responses", "counter", NULL,
 		     "Responses of this endpoint by status class (refused: at the connection cap)");

@@ -38,7 +38,7 @@ struct utag {
 	uint64_t scale;
 	/* metrics.c: the tag's top-level path (index in its table, -1: none), attributed yet */
 	int16_t mpath;
-	bool mattr;
+	bool mattr, mstk;	/* attributed; by its stacks (then kept) */
 };
 
 struct rec {

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -81,34 +82,51 @@ static int workload_create(struct rec *r)
 
 /* --- the command ----------------------------------------------------------------------- */
 
-static pid_t spawn(struct rec *r, int *gate)
+/*
+ * Forks the command, held until *gate is written. *errfd reads the errno of a failed exec (a
+ * close-on-exec pipe: EOF when the exec succeeded), so that a command that cannot start is told
+ * from one that ran and failed.
+ */
+static pid_t spawn(struct rec *r, int *gate, int *errfd)
 {
-	int pfd[2];
+	int pfd[2], efd[2];
 	pid_t pid;
 
 	if (pipe2(pfd, O_CLOEXEC))
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
+	if (pipe2(efd, O_CLOEXEC)) {
 		close(pfd[0]);
 		close(pfd[1]);
 		return -errno;
 	}
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		close(efd[0]);
+		close(efd[1]);
+		return -errno;
+	}
 	if (pid == 0) {
 		char c;
+		int e;
 
 		close(pfd[1]);
+		close(efd[0]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		/* Starts only once the probes are attached and interval 0 is written. */
 		if (read(pfd[0], &c, 1) != 1)
 			_exit(127);
 		execvp(r->o->cmd[0], r->o->cmd);
-		fprintf(stderr, "poolscope record: %s: %s\n", r->o->cmd[0], strerror(errno));
+		e = errno;
+		(void)!write(efd[1], &e, sizeof(e));
 		_exit(127);
 	}
 	close(pfd[0]);
+	close(efd[1]);
 	*gate = pfd[1];
+	*errfd = efd[0];
 	return pid;
 }
 
@@ -117,16 +135,25 @@ static pid_t spawn(struct rec *r, int *gate)
  * most since the start (live bytes are from the previous write, before this interval's
  * deltas: good enough for a glance), tags and drops.
  */
+/* Events not recorded: full maps, and those the kernel skipped for re-entry (as the report counts). */
+static uint64_t drops_of(const struct rec *r)
+{
+	uint64_t drops = r->recursion_misses;
+
+	for (int i = PS_C_DROP_CLASS_FULL; i <= PS_C_DROP_CACHEINFO_FULL; i++)
+		drops += r->totals[i];
+	return drops;
+}
+
 static void status_line(struct rec *r, uint64_t elapsed_ns, uint64_t dur_ns)
 {
-	uint64_t ev = 0, drops = 0;
-	char live[32], topb[32], top[80] = "-", label[36];
+	uint64_t ev = 0, drops = drops_of(r);
+	char live[32], topb[32], top[80] = "-", label[36], line[256];
+	struct winsize ws;
+	int cols = 80, n;
 
 	for (int i = PS_C_EV_KMALLOC; i <= PS_C_EV_PERCPU_FREE; i++)
 		ev += r->totals[i];
-	for (int i = PS_C_DROP_CLASS_FULL; i <= PS_C_DROP_CACHEINFO_FULL; i++)
-		drops += r->totals[i];
-	drops += r->recursion_misses;	/* events skipped for re-entry: as the report counts */
 	ps_fmt_bytes(live, sizeof(live), (double)r->live_total, true);
 	if (r->top) {
 		/* the report's spelling, cut to keep the line short */
@@ -134,9 +161,15 @@ static void status_line(struct rec *r, uint64_t elapsed_ns, uint64_t dur_ns)
 		ps_fmt_bytes(topb, sizeof(topb), (double)r->top->live_bytes, true);
 		snprintf(top, sizeof(top), "%s %s", label, topb);
 	}
-	fprintf(stderr, "\r\033[K%6.1fs %7.0f ev/s  live %s  top %s  tags %zu  drops %llu",
-		elapsed_ns / 1e9, dur_ns ? (ev - r->events_prev) * 1e9 / dur_ns : 0.0, live, top,
-		r->nutags, (unsigned long long)drops);
+	n = snprintf(line, sizeof(line), "%6.1fs %7.0f ev/s  live %s  top %s  tags %zu  drops %llu",
+		     elapsed_ns / 1e9, dur_ns ? (ev - r->events_prev) * 1e9 / dur_ns : 0.0, live, top,
+		     r->nutags, (unsigned long long)drops);
+	/* one line that never wraps: a wrapped one scrolls at every rewrite */
+	if (!ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) && ws.ws_col > 10)
+		cols = ws.ws_col;
+	if (n > cols - 1)
+		n = cols - 1;
+	fprintf(stderr, "\r\033[K%.*s", n > 0 ? n : 0, line);
 	r->events_prev = ev;
 }
 
@@ -223,6 +256,7 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 	pid_t child = 0;
 	int gate = -1, child_status = 0, e;
 	bool child_done = false, floor_hit = false;
+	int cmd_unstarted = 0;
 	uint64_t floor = 0;
 
 	err[0] = 0;
@@ -302,7 +336,9 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 	if (e)
 		goto out_close;
 	if (o->cmd) {
-		child = spawn(r, &gate);
+		int errfd = -1, xe = 0;
+
+		child = spawn(r, &gate, &errfd);
 		if (child < 0) {
 			e = child;
 			snprintf(err, errlen, "%s: %s", o->cmd[0], ps_strerror(e));
@@ -310,7 +346,18 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 		}
 		(void)!write(gate, "g", 1);
 		close(gate);
+		/* blocks until the exec: EOF when it worked, its errno when not */
+		if (read(errfd, &xe, sizeof(xe)) == sizeof(xe)) {
+			waitpid(child, &child_status, 0);
+			child_done = true;
+			cmd_unstarted = xe;
+		}
+		close(errfd);
 	}
+	if (!o->quiet && !cmd_unstarted)
+		fprintf(stderr, "poolscope record: recording%s%s every %.3g s%s (Ctrl-C stops)\n",
+			o->out ? " to " : "", o->out ? o->out : "", o->interval_ns / 1e9,
+			o->listen ? ", serving /metrics" : "");
 	if (o->duration_ns)
 		deadline = start + o->duration_ns;
 	next = start + o->interval_ns;
@@ -354,11 +401,18 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 		kill(child, SIGTERM);
 		waitpid(child, &child_status, 0);
 	}
-	if (child && WIFEXITED(child_status) && WEXITSTATUS(child_status))
-		fprintf(stderr, "poolscope record: %s exited with status %d\n", o->cmd[0],
-			WEXITSTATUS(child_status));
 	e = 0;
-	if (floor_hit) {
+	if (cmd_unstarted) {
+		snprintf(err, errlen, "%s: cannot start: %s (the trace holds the baseline only)",
+			 o->cmd[0], strerror(cmd_unstarted));
+		e = -cmd_unstarted;
+	} else if (child && WIFEXITED(child_status) && WEXITSTATUS(child_status)) {
+		/* the recording is whole; the exit status tells a script the command failed */
+		snprintf(err, errlen, "%s exited with status %d (the trace is complete)", o->cmd[0],
+			 WEXITSTATUS(child_status));
+		e = -ECHILD;
+	}
+	if (floor_hit && !e) {
 		size_t l = strlen(err);
 
 		snprintf(err + l, errlen - l, ": stopped after interval %u; the trace holds "
@@ -375,6 +429,9 @@ out_close:
 			e = ce;
 			snprintf(err, errlen, "%s: closing: %s", o->out, ps_strerror(ce));
 		}
+		if (!ce && !o->quiet)
+			fprintf(stderr, "poolscope record: wrote %s: %u intervals, %zu tags, %llu "
+				"drops\n", o->out, idx, r->nutags, (unsigned long long)drops_of(r));
 	}
 	goto out;
 out_unlink:

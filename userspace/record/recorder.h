@@ -27,7 +27,8 @@ struct ps_record_opts {
 	uint32_t map_class_slots;		/* power of two */
 	bool empty_probes;		/* benchmark floor: attach empty programs, count nothing */
 	bool no_kfunc;			/* act as on a kernel without bpf_get_kmem_cache() */
-	bool status;			/* live status line on stderr */
+	bool status;			/* live status line on stderr (a terminal) */
+	bool quiet;			/* no status line, no start and end lines */
 	char **cmd;			/* NULL or argv of the command to run */
 	const char *cmdline;		/* our own command line, for meta */
 	uint64_t min_free;		/* stop when the trace's filesystem has less free; 0: never */

@@ -95,7 +95,7 @@ int ps_http_parse(const char *buf, size_t len, struct ps_http_req *rq)
 		if (ve > v && ve[-1] == '\r')
 			ve--;
 		if (ve - v != 8 || (memcmp(v, "HTTP/1.1", 8) && memcmp(v, "HTTP/1.0", 8)))
-			return memcmp(v, "HTTP/", 5) ? 400 : 505;
+			return ve - v < 5 || memcmp(v, "HTTP/", 5) ? 400 : 505;
 	}
 	if (sp1[1] != '/')
 		return 400;

@@ -81,7 +81,7 @@ static __attribute__((format(printf, 2, 3))) void putf(struct ps_om *m, const ch
 }
 
 /*
- * Escapes backslash and newline (both formats), and the double quote inside label values.
+ * Escapes backslash and newline (both formats), and the double quote where quote is set.
  * Bytes that are not UTF-8 text do not occur: names come from kallsyms and slab caches.
  */
 static void put_escaped(struct ps_om *m, const char *s, bool quote)
@@ -137,7 +137,8 @@ void ps_om_family(struct ps_om *m, const char *name, const char *type, const cha
 	ps_strlcpy(m->family, name, sizeof(m->family));
 	total = m->counter && !m->openmetrics ? "_total" : "";
 	putf(m, "# HELP %s%s ", name, total);
-	put_escaped(m, help, false);
+	/* OpenMetrics escapes the double quote in HELP text too; the 0.0.4 format does not */
+	put_escaped(m, help, m->openmetrics);
 	puts_(m, "\n");
 	putf(m, "# TYPE %s%s %s\n", name, total, type);
 	if (unit && m->openmetrics)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The metrics endpoint's thread (server.h). Every connection is in one of two states: reading
- * its request head (until head_ms after the accept) or sending its response (until send_ms
- * after the head). A page is shared by the connections that send it and freed by the last one;
+ * The metrics endpoint's thread (server.h). Every connection is in one of three states: reading
+ * its request head (until head_ms after the accept), sending its response (until send_ms after
+ * the head), or, the response sent and the socket shut for writing, draining what the client
+ * still sends (at most DRAIN_MS). A page is shared by the connections that send it and freed by the last one;
  * the reference counts change only under the mutex the publisher takes.
  */
 #include "userspace/lib/prom/server.h"
@@ -32,9 +33,15 @@ struct page {
 	char data[];
 };
 
+/* reading the head; sending the answer; after it, reading what the client still sends */
+enum cstate { C_READ, C_SEND, C_DRAIN };
+
+/* How long a connection is drained after its answer before it is closed anyway. */
+#define DRAIN_MS 1000
+
 struct conn {
 	int fd;
-	bool sending;
+	enum cstate state;
 	uint64_t deadline_ms;
 	size_t inlen;
 	char in[PS_HTTP_MAX_HEAD];
@@ -49,6 +56,7 @@ struct ps_httpd {
 	struct ps_httpd_opts o;
 	int lfd, wake[2];
 	unsigned port;
+	uint64_t accept_after_ms;	/* out of file descriptors: accept again from then */
 	pthread_t thr;
 	pthread_mutex_t mu;
 	struct page *cur;	/* under mu */
@@ -176,10 +184,11 @@ static void respond(struct ps_httpd *h, struct conn *c, int status, const struct
 			 status == 503 ? "no interval recorded yet" : ps_http_reason(status));
 		c->body = NULL;
 		c->bodylen = 0;
+		/* HEAD gets the head GET would get, without its body */
 		c->hdrlen = (size_t)snprintf(c->hdr, sizeof(c->hdr),
 			"HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
 			"Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-			status, ps_http_reason(status), head ? 0 : strlen(msg), head ? "" : msg);
+			status, ps_http_reason(status), strlen(msg), head ? "" : msg);
 	} else {
 		c->hdrlen = (size_t)snprintf(c->hdr, sizeof(c->hdr),
 			"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
@@ -187,7 +196,7 @@ static void respond(struct ps_httpd *h, struct conn *c, int status, const struct
 		if (head)
 			c->bodylen = 0;
 	}
-	c->sending = true;
+	c->state = C_SEND;
 	c->off = 0;
 	c->deadline_ms = now_ms() + h->o.send_ms;
 }
@@ -211,7 +220,11 @@ static bool on_read(struct ps_httpd *h, struct conn *c)
 	return true;
 }
 
-/* Sends what the socket takes; false when done or failed. */
+/*
+ * Sends what the socket takes; false when it failed. Once all is sent, the connection is shut
+ * for writing and drained: closing a socket with unread input (a pipelined request, a stray
+ * CRLF) makes the kernel reset it and drop the answer's unsent end.
+ */
 static bool on_write(struct conn *c)
 {
 	while (c->off < c->hdrlen + c->bodylen) {
@@ -231,7 +244,22 @@ static bool on_write(struct conn *c)
 			return errno == EAGAIN || errno == EINTR;
 		c->off += (size_t)n;
 	}
-	return false;
+	if (shutdown(c->fd, SHUT_WR))
+		return false;
+	c->state = C_DRAIN;
+	c->deadline_ms = now_ms() + DRAIN_MS;
+	return true;
+}
+
+/* Reads and drops what the client sends after its answer; false at its end. */
+static bool on_drain(struct conn *c)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = recv(c->fd, buf, sizeof(buf), 0)) > 0)
+		;
+	return n < 0 && (errno == EAGAIN || errno == EINTR);
 }
 
 static void on_accept(struct ps_httpd *h)
@@ -240,8 +268,12 @@ static void on_accept(struct ps_httpd *h)
 		int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct conn *c;
 
-		if (fd < 0)
+		if (fd < 0) {
+			/* a full file table leaves the socket readable: wait, do not spin */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				h->accept_after_ms = now_ms() + 100;
 			return;
+		}
 		if (h->nc >= h->o.max_conn || !(c = calloc(1, sizeof(*c)))) {
 			static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
 				"Content-Length: 0\r\nConnection: close\r\n\r\n";
@@ -279,12 +311,14 @@ static void *serve(void *arg)
 					"Content-Length: 0\r\nConnection: close\r\n\r\n";
 
 				/* a head that never came is told so; a response not taken is cut */
-				if (!h->c[i]->sending)
+				if (h->c[i]->state == C_READ)
 					(void)!send(h->c[i]->fd, late, sizeof(late) - 1,
 						    MSG_NOSIGNAL | MSG_DONTWAIT);
-				pthread_mutex_lock(&h->mu);
-				h->st.timeouts++;
-				pthread_mutex_unlock(&h->mu);
+				if (h->c[i]->state != C_DRAIN) {
+					pthread_mutex_lock(&h->mu);
+					h->st.timeouts++;
+					pthread_mutex_unlock(&h->mu);
+				}
 				conn_close(h, i);
 				continue;
 			}
@@ -292,14 +326,23 @@ static void *serve(void *arg)
 				next = h->c[i]->deadline_ms;
 			i++;
 		}
+		if (h->accept_after_ms > now && h->accept_after_ms < next)
+			next = h->accept_after_ms;
 		h->pfd[np++] = (struct pollfd){ .fd = h->wake[0], .events = POLLIN };
-		h->pfd[np++] = (struct pollfd){ .fd = h->lfd, .events = POLLIN };
+		/* a negative fd is left out by poll(): no accepting while the pause lasts */
+		h->pfd[np++] = (struct pollfd){ .fd = h->accept_after_ms > now ? -1 : h->lfd,
+						.events = POLLIN };
 		for (size_t i = 0; i < h->nc; i++)
 			h->pfd[np++] = (struct pollfd){ .fd = h->c[i]->fd,
-							.events = h->c[i]->sending ? POLLOUT : POLLIN };
+							.events = h->c[i]->state == C_SEND ? POLLOUT
+											  : POLLIN };
 		tmo = next == UINT64_MAX ? -1 : (int)(next - now);
-		if (poll(h->pfd, np, tmo) < 0 && errno != EINTR)
-			break;
+		if (poll(h->pfd, np, tmo) < 0) {
+			/* EINTR, or no memory for the poll table: try again shortly, do not leave */
+			if (errno != EINTR)
+				usleep(10000);
+			continue;
+		}
 		if (h->pfd[0].revents)
 			break;
 		/* connections first: the indexes of pfd[2..] are those of c[] before any close */
@@ -310,11 +353,16 @@ static void *serve(void *arg)
 
 			if (!p->revents)
 				continue;
-			if (!c->sending)
-				keep = (p->revents & (POLLIN | POLLHUP | POLLERR)) ? on_read(h, c) : true;
-			if (keep && c->sending &&
-			    ((p->revents & (POLLOUT | POLLHUP | POLLERR)) || c->off == 0))
-				keep = on_write(c);
+			if (c->state == C_DRAIN) {
+				keep = on_drain(c);
+			} else {
+				if (c->state == C_READ)
+					keep = (p->revents & (POLLIN | POLLHUP | POLLERR)) ?
+					       on_read(h, c) : true;
+				if (keep && c->state == C_SEND &&
+				    ((p->revents & (POLLOUT | POLLHUP | POLLERR)) || c->off == 0))
+					keep = on_write(c);
+			}
 			if (!keep)
 				conn_close(h, i);
 		}
