@@ -144,7 +144,7 @@ static int attribute_stacks(struct rec *r, struct rec_metrics *m)
 	struct stk_ref *refs;
 	struct ps_stack *st = NULL;
 	struct ps_frame *fr = NULL;
-	size_t n = 0;
+	size_t n = 0, most = 0;
 	int e = 0;
 
 	refs = calloc(s->nstk ? s->nstk : 1, sizeof(*refs));
@@ -154,8 +154,15 @@ static int attribute_stacks(struct rec *r, struct rec_metrics *m)
 		if (s->stk[i].u && s->stk[i].frames >= 0)
 			refs[n++] = (struct stk_ref){ s->stk[i].u, i };
 	qsort(refs, n, sizeof(*refs), cmp_stk);
-	st = calloc(n ? n : 1, sizeof(*st));
-	fr = calloc((n ? n : 1) * PS_MAX_STACK_DEPTH, sizeof(*fr));
+	/* scratch for one tag's stacks at a time: the largest group's */
+	for (size_t g = 0, end; g < n; g = end) {
+		for (end = g; end < n && refs[end].u == refs[g].u; end++)
+			;
+		if (end - g > most)
+			most = end - g;
+	}
+	st = calloc(most ? most : 1, sizeof(*st));
+	fr = calloc((most ? most : 1) * PS_MAX_STACK_DEPTH, sizeof(*fr));
 	if (!st || !fr) {
 		e = -ENOMEM;
 		goto out;
@@ -394,7 +401,24 @@ static int64_t slab_shown(const struct rec_metrics *m, size_t col, size_t first,
 static int verdicts(struct rec_metrics *m)
 {
 	size_t n = m->n, first = (m->head + m->cap - n) % m->cap;
+	double truth_growth = 0;	/* Theil-Sen growth of SUnreclaim + socket memory, if rising */
+	struct ps_trend tr;
+	int e;
 
+	/* the same confirming counter for every path: its trend once */
+	for (size_t i = 0; i < n; i++) {
+		size_t k = (first + i) % m->cap;
+
+		m->wt[i] = m->t[k];
+		m->wc[i] = (double)m->truth[k];
+	}
+	if (n >= 3) {
+		e = ps_trend_fit(m->wt, m->wc, n, &tr);
+		if (e && e != -EINVAL)
+			return e;
+		if (!e && tr.p_up < PS_V_P_GROWING)
+			truth_growth = tr.slope * (m->wt[n - 1] - m->wt[0]);
+	}
 	for (size_t p = 0; p <= m->npaths; p++) {
 		size_t col = p == m->npaths ? M_PATHS : p;
 		size_t last = (first + n - 1) % m->cap;
@@ -405,25 +429,11 @@ static int verdicts(struct rec_metrics *m)
 		/* neither pages nor slab objects: large kmalloc, percpu */
 		int64_t rest = g - pg - slab_net;
 		bool confirmed = false;
-		int e;
 
-		for (size_t i = 0; i < n; i++) {
-			size_t k = (first + i) % m->cap;
-
-			m->wt[i] = m->t[k];
-			m->wy[i] = (double)m->live[k][col];
-			m->wc[i] = (double)m->truth[k];
-		}
-		if (rest > 0 && n >= 3) {
-			struct ps_trend tr;
-
-			e = ps_trend_fit(m->wt, m->wc, n, &tr);
-			if (e && e != -EINVAL)
-				return e;
-			if (!e && tr.p_up < PS_V_P_GROWING &&
-			    tr.slope * (m->wt[n - 1] - m->wt[0]) >= PS_V_CONFIRM_SHARE * (double)rest)
-				shown += rest;
-		}
+		for (size_t i = 0; i < n; i++)
+			m->wy[i] = (double)m->live[(first + i) % m->cap][col];
+		if (rest > 0 && truth_growth >= PS_V_CONFIRM_SHARE * (double)rest)
+			shown += rest;
 		confirmed = g > 0 && (double)shown >= PS_V_CONFIRM_SHARE * (double)g;
 		e = ps_vstat_series(m->wt, m->wy, n, PS_V_MIN_RATE, confirmed, &m->st[p]);
 		if (e)
