@@ -21,9 +21,11 @@ void ps_format_csv(FILE *f, const struct ps_report *rep, size_t n)
 
 	fprintf(f, "tag,kind,start_bytes,end_bytes,growth_bytes,rate_bps,r2,grew_share,"
 		"leak_score,allocs,frees,reclaimable,class,evidence,confidence,domain,"
-		"adjusted_growth_bytes\n");
+		"adjusted_growth_bytes,tag_id,ctx,comm,flags,sampled,slab_backing,late_ratio,"
+		"untraced_bytes,exact_counters,lifetime_s,split\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct ps_report_row *w = &rep->rows[i];
+		const struct ps_tag *t = &w->ts->tag;
 
 		csv_str(f, ps_tag_label(&w->ts->tag, lb, sizeof(lb)));
 		fprintf(f, ",%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.3f,%.4f,%.4f,%.4f,%"
@@ -31,7 +33,14 @@ void ps_format_csv(FILE *f, const struct ps_report *rep, size_t n)
 			w->g.growth, w->g.rate, w->g.r2, w->g.grew_share, w->g.score,
 			w->g.allocs, w->g.frees, w->reclaimable, w->a.cls);
 		csv_str(f, w->a.evidence);
-		fprintf(f, ",%.2f,%s,%" PRId64 "\n", w->a.confidence, w->domain, w->adj_growth);
+		fprintf(f, ",%.2f,%s,%" PRId64 ",%" PRId64 ",%s,", w->a.confidence, w->domain,
+			w->adj_growth, t->id, t->ctx ? t->ctx : "");
+		csv_str(f, t->comm);
+		fprintf(f, ",%" PRIu32 ",%d,%d,%.4f,%" PRId64 ",%d,%u,", t->flags,
+			!!(t->flags & PS_TAG_F_SAMPLED), !!(t->flags & PS_TAG_F_SLAB_BACKING),
+			w->g.late_ratio, w->untraced, w->exact_shape, w->lifetime);
+		csv_str(f, w->a.split);
+		fputc('\n', f);
 	}
 }
 

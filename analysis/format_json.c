@@ -36,7 +36,12 @@ static void json_row(FILE *f, const struct ps_report_row *w)
 
 	fprintf(f, "{\"tag\":");
 	ps_json_str(f, ps_tag_label(t, lb, sizeof(lb)));
+	fprintf(f, ",\"tag_id\":%" PRId64, t->id);
 	json_field(f, "kind", t->kind);
+	json_field(f, "ctx", t->ctx);
+	json_field(f, "comm", t->comm);
+	fprintf(f, ",\"flags\":%" PRIu32 ",\"sampled\":%s", t->flags,
+		t->flags & PS_TAG_F_SAMPLED ? "true" : "false");
 	json_field(f, "cache", t->cache);
 	json_field(f, "site_sym", t->site_sym);
 	json_field(f, "module", t->site_module);
@@ -57,8 +62,9 @@ static void json_row(FILE *f, const struct ps_report_row *w)
 	fprintf(f, ",\"slabinfo\":");
 	json_slabinfo(f, &w->slab);
 	json_field(f, "domain", w->domain);
-	fprintf(f, ",\"adjusted_growth_bytes\":%" PRId64 ",\"exact_counters\":%s,\"lifetime_s\":%u",
-		w->adj_growth, w->exact_shape ? "true" : "false", w->lifetime);
+	fprintf(f, ",\"adjusted_growth_bytes\":%" PRId64 ",\"untraced_bytes\":%" PRId64
+		",\"exact_counters\":%s,\"lifetime_s\":%u", w->adj_growth, w->untraced,
+		w->exact_shape ? "true" : "false", w->lifetime);
 	fputc('}', f);
 }
 

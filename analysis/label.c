@@ -8,6 +8,7 @@
 static bool has_sites(const char *kind)
 {
 	return kind && (!strcmp(kind, PS_KIND_KMALLOC) || !strcmp(kind, PS_KIND_PAGE) ||
+			!strcmp(kind, PS_KIND_PERCPU) ||
 			!strcmp(kind, PS_KIND_SLAB));
 }
 

@@ -5,11 +5,11 @@
  * pprof writes it. Functions are named as `export --folded` names frames (symbol without its
  * offset, module+offset, or the address), so the two views agree; one location per function.
  *
- * Values: the recorder counts the allocations of a sampled stack unscaled and its live bytes
- * scaled; each sample takes the scale the recorder used (ps_stack_scale()), so that
- * alloc_space and inuse_space are estimates of the same kind. inuse_objects is the live bytes
- * over the stack's mean allocation size (one size per stack for slab caches and most kmalloc
- * sites).
+ * Values: the report's figures of each tag over its window split between the tag's sampled
+ * stacks (analysis/stackshare.h), so that a tag's totals in pprof are the report's: inuse_space
+ * its live bytes at the window's end, inuse_objects its live objects, alloc_objects and
+ * alloc_space what it allocated within the window. A tag's share no sampled stack holds is one
+ * sample under the frame "[no sampled stack]".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -146,26 +146,6 @@ static uint64_t location_id(struct pb *b, const char *name, uint64_t map)
 	return b->nfns;
 }
 
-/*
- * The factor the recorder scaled this stack's live bytes by, for its allocation counts too: a
- * page stack by its order's rate (1 in rate / 2^order), any other by the tag's sample rate
- * times the stack sample (meta stack_sample_rate is both multiplied). 1 for traces that were
- * not sampled (converted .etl files).
- */
-static uint64_t ps_stack_scale(const struct ps_run *r, const struct ps_tag *t)
-{
-	const char *sr = ps_run_meta(r, PS_META_SITE_SAMPLE_RATE);
-	const char *kr = ps_run_meta(r, PS_META_STACK_SAMPLE_RATE);
-	uint64_t site = sr ? strtoull(sr, NULL, 10) : 1, stk = kr ? strtoull(kr, NULL, 10) : 0;
-	unsigned order;
-
-	if (!site)
-		site = 1;
-	if (!strcmp(t->kind, PS_KIND_PAGE) && t->name && sscanf(t->name, "order-%u", &order) == 1)
-		return order < 63 && (site >> order) > 1 ? site >> order : 1;
-	return (t->flags & PS_TAG_F_SAMPLED ? site : 1) * (stk >= site ? stk / site : 1);
-}
-
 static void frame_name(const struct ps_frame *fr, char *buf, size_t len)
 {
 	const char *plus;
@@ -181,7 +161,8 @@ static void frame_name(const struct ps_frame *fr, char *buf, size_t len)
 	}
 }
 
-static int build(struct pb *b, const struct ps_run *r)
+static int build(struct pb *b, const struct ps_run *r, const struct ps_stack_share *e,
+		 size_t ne)
 {
 	static const char *const names[V__N][2] = {
 		{ "alloc_objects", "count" }, { "alloc_space", "bytes" },
@@ -204,38 +185,33 @@ static int build(struct pb *b, const struct ps_run *r)
 	}
 	b->period = b->vt[V_INUSE_SPACE];
 	tag_key = str_id(b, "tag");
-	for (size_t i = 0; i < r->nstacks; i++)
-		nloc += r->stacks[i].nframes + 1;
-	b->samples = calloc(r->nstacks + 1, sizeof(*b->samples));
-	b->samplep = calloc(r->nstacks + 1, sizeof(*b->samplep));
+	for (size_t i = 0; i < ne; i++)
+		nloc += (e[i].st ? e[i].st->nframes : 1) + 1;
+	b->samples = calloc(ne + 1, sizeof(*b->samples));
+	b->samplep = calloc(ne + 1, sizeof(*b->samplep));
 	b->loc_ids = calloc(nloc + 1, sizeof(*b->loc_ids));
-	b->values = calloc((r->nstacks + 1) * V__N, sizeof(*b->values));
-	b->labels = calloc(r->nstacks + 1, sizeof(*b->labels));
-	b->labelp = calloc(r->nstacks + 1, sizeof(*b->labelp));
+	b->values = calloc((ne + 1) * V__N, sizeof(*b->values));
+	b->labels = calloc(ne + 1, sizeof(*b->labels));
+	b->labelp = calloc(ne + 1, sizeof(*b->labelp));
 	if (!b->samples || !b->samplep || !b->loc_ids || !b->values || !b->labels || !b->labelp ||
 	    tag_key < 0)
 		return -ENOMEM;
 	nloc = 0;
-	for (size_t i = 0; i < r->nstacks; i++) {
-		const struct ps_stack *st = &r->stacks[i];
-		const struct ps_tag_series *ts = ps_run_tag(r, st->tag_id);
-		uint64_t scale = ts ? ps_stack_scale(r, &ts->tag) : 1, id;
+	for (size_t i = 0; i < ne; i++) {
+		const struct ps_stack *st = e[i].st;
 		Sample *s = &b->samples[n];
 		int64_t *v = &b->values[n * V__N];
+		uint64_t id;
 
-		/* pages backing slabs are counted by their slab tags: never added (trace-format.md) */
-		if ((st->live_bytes <= 0 && !st->allocs) ||
-		    (ts && ts->tag.flags & PS_TAG_F_SLAB_BACKING))
-			continue;
 		*s = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
 		s->location_id = &b->loc_ids[nloc];
 		/* the tag first, as the leaf: what was allocated, under the code that did it */
-		ps_strlcpy(lb, ts ? ps_tag_label(&ts->tag, name, sizeof(name)) : "?", sizeof(lb));
+		ps_tag_label(&e[i].ts->tag, lb, sizeof(lb));
 		id = location_id(b, lb, mapping_id(b, NULL, "poolscope tags"));
 		if (!id)
 			return -ENOMEM;
 		b->loc_ids[nloc++] = id;
-		for (uint32_t k = 0; k < st->nframes; k++) {
+		for (uint32_t k = 0; st && k < st->nframes; k++) {
 			const struct ps_frame *fr = &st->frames[k];
 
 			frame_name(fr, name, sizeof(name));
@@ -244,12 +220,17 @@ static int build(struct pb *b, const struct ps_run *r)
 				return -ENOMEM;
 			b->loc_ids[nloc++] = id;
 		}
-		s->n_location_id = st->nframes + 1;
-		v[V_ALLOC_OBJECTS] = (int64_t)(st->allocs * scale);
-		v[V_ALLOC_SPACE] = (int64_t)(st->bytes * scale);
-		v[V_INUSE_SPACE] = st->live_bytes > 0 ? st->live_bytes : 0;
-		v[V_INUSE_OBJECTS] = st->allocs && st->bytes ?
-			llround((double)v[V_INUSE_SPACE] * (double)st->allocs / (double)st->bytes) : 0;
+		if (!st) {
+			id = location_id(b, PS_NO_STACK_FRAME, mapping_id(b, NULL, "poolscope tags"));
+			if (!id)
+				return -ENOMEM;
+			b->loc_ids[nloc++] = id;
+		}
+		s->n_location_id = (st ? st->nframes : 1) + 1;
+		v[V_ALLOC_OBJECTS] = e[i].alloc_objs;
+		v[V_ALLOC_SPACE] = e[i].alloc_bytes;
+		v[V_INUSE_OBJECTS] = e[i].inuse_objs;
+		v[V_INUSE_SPACE] = e[i].inuse_bytes;
 		s->value = v;
 		s->n_value = V__N;
 		b->labels[n] = (Label)PERFTOOLS__PROFILES__LABEL__INIT;
@@ -321,38 +302,38 @@ static void pb_free(struct pb *b)
 	free(b->labelp);
 }
 
-int ps_pprof_write(const struct ps_run *r, const char *path, bool force, char *err,
-		   size_t errlen)
+int ps_pprof_write(const struct ps_run *r, const struct ps_stack_share *e, size_t ne,
+		   const char *path, bool force, char *err, size_t errlen)
 {
 	struct pb b = { .p = PERFTOOLS__PROFILES__PROFILE__INIT };
 	uint8_t *buf = NULL;
 	size_t len;
 	gzFile gz = NULL;
-	int fd = -1, e;
+	int fd = -1, rc;
 
-	if ((e = ps_htab_init(&b.str_idx, sizeof(uint64_t))) ||
-	    (e = ps_htab_init(&b.fn_idx, 2 * sizeof(int64_t))) || (e = build(&b, r))) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-e));
+	if ((rc = ps_htab_init(&b.str_idx, sizeof(uint64_t))) ||
+	    (rc = ps_htab_init(&b.fn_idx, 2 * sizeof(int64_t))) || (rc = build(&b, r, e, ne))) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
 		goto out;
 	}
 	len = perftools__profiles__profile__get_packed_size(&b.p);
 	buf = malloc(len ? len : 1);
 	if (!buf) {
-		e = -ENOMEM;
+		rc = -ENOMEM;
 		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
 		goto out;
 	}
 	perftools__profiles__profile__pack(&b.p, buf);
 	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
 	if (fd < 0) {
-		e = -errno;
+		rc = -errno;
 		snprintf(err, errlen, "%s: %s%s", path, strerror(errno),
 			 errno == EEXIST ? " (use --force to replace it)" : "");
 		goto out;
 	}
 	gz = gzdopen(fd, "wb");
 	if (!gz) {
-		e = -ENOMEM;
+		rc = -ENOMEM;
 		snprintf(err, errlen, "%s: cannot start gzip", path);
 		goto out;
 	}
@@ -361,15 +342,15 @@ int ps_pprof_write(const struct ps_run *r, const char *path, bool force, char *e
 		unsigned chunk = len - off > (1u << 30) ? 1u << 30 : (unsigned)(len - off);
 
 		if (gzwrite(gz, buf + off, chunk) != (int)chunk) {
-			e = -EIO;
+			rc = -EIO;
 			snprintf(err, errlen, "%s: write failed (disk full?)", path);
 			goto out;
 		}
 		off += chunk;
 	}
-	e = gzclose(gz) == Z_OK ? 0 : -EIO;
+	rc = gzclose(gz) == Z_OK ? 0 : -EIO;
 	gz = NULL;
-	if (e)
+	if (rc)
 		snprintf(err, errlen, "%s: write failed (disk full?)", path);
 out:
 	if (gz)
@@ -378,5 +359,5 @@ out:
 		close(fd);
 	free(buf);
 	pb_free(&b);
-	return e;
+	return rc;
 }

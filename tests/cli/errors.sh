@@ -95,6 +95,6 @@ done
 
 # A trace without intervals is not an error for export: it has nothing to export.
 out=$(cd "$d" && "$POOLSCOPE" export empty.db --csv timeline 2>&1)
-[ $? = 0 ] && [ "$out" = "t_s,tag,kind,live_bytes,allocs,frees" ] && echo "ok export-empty" \
+[ $? = 0 ] && [ "$out" = "$("$POOLSCOPE" export "$d/linux.db" --csv timeline | head -1)" ] && echo "ok export-empty" \
 	|| { echo "FAIL export-empty: $out"; failed=1; }
 exit $failed

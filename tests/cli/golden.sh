@@ -175,15 +175,17 @@ has diff_local_linux.txt "LEAK in B only, on the file-services path" diff-senten
 has report_linux_path.json "{\"path\":\"file-services\",\"state\":\"leak\",\"growth_bytes\":$((58 * MiB + 512 * 1024))," path-smb
 ! grep -q '^unknown' "$EXP/report_local.txt" "$EXP/report_linux_path.txt" && echo "ok hand/path-no-backing-row" \
 	|| { echo "FAIL hand/path-no-backing-row"; failed=1; }
-# export: stacks root first, live bytes; the all-freed skb stack is absent
+# export: stacks root first, the report's END of each tag split between its stacks; the
+# all-freed skb stack is absent, the tag's bytes kept under "[no sampled stack]"
 has export_linux.folded "ret_from_fork_asm;ret_from_fork;kthread;worker_thread;process_one_work;handle_ksmbd_work;__handle_ksmbd_work;__process_request;smb2_read;__kvmalloc_node_noprof;__kmalloc_node_noprof;kmalloc-256@smb2_read+0x1a2 $((58 * MiB))" folded-leak
-! grep -q skbuff "$EXP/export_linux.folded" && echo "ok hand/folded-no-dead-stack" || { echo "FAIL hand/folded-no-dead-stack"; failed=1; }
+[ "$(grep skbuff "$EXP/export_linux.folded")" = "[no_sampled_stack];skbuff_head_cache@__alloc_skb+0x7b 458752" ] &&
+	echo "ok hand/folded-no-dead-stack" || { echo "FAIL hand/folded-no-dead-stack"; failed=1; }
 has export_windows.folded "ntoskrnl.exe+0x2f1e5;srv2.sys+0x4c10;srvnet.sys+0x5c31;srvnet.sys+0x1a2b0;ntoskrnl.exe+0x3a1b20;LSbf $((58 * MiB))" folded-modules
-has export_windows.folded "0xfffff80312345610;0xfffff80312345600;Xyzw 8192" folded-unmapped
-# timeline: 13 tags x 30 intervals + header; last leak row: 29 x 2 MiB live, 8292 allocs
+has export_windows.folded "0xfffff80312345610;0xfffff80312345600;Xyzw 12288" folded-unmapped
+# timeline: 13 tags x 30 intervals + header; last leak row: 29 x 2 MiB live, 8292 allocs, 100 frees
 [ "$(wc -l < "$EXP/export_linux_timeline.csv")" = $((13 * 30 + 1)) ] && echo "ok hand/timeline-rows" \
 	|| { echo "FAIL hand/timeline-rows"; failed=1; }
-has export_linux_timeline.csv "30.000,\"$leak\",kmalloc,$((29 * 2 * MiB)),8292,100" timeline-leak
+has export_linux_timeline.csv "30.000,\"$leak\",kmalloc,task,\"\",kernel,0,0,0,$((29 * 2 * MiB)),237568,8292,100," timeline-leak
 # Windows: srvnet's LSbf leak from its module+offset frame; owner-only and mixed tags
 tag_has report_windows.json LSbf "\"growth_bytes\":$((29 * 2 * MiB)),\"rate_bps\":$((2 * MiB)).000" win-leak
 tag_has report_windows.json LSbf '"class":"network/smb-transport","evidence":"frame srvnet.sys+0x1a2b0' win-leak-frame

@@ -1,12 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Live: record thousands of files held open and check that report names a
-# file-services/filesystem tag as its top suspect. Fails (not skips) when record is missing.
+# file-services/filesystem tag as its top suspect, and that export's folded stacks and pprof
+# profile of the recorded trace add up per tag to the report's figures. Fails (not skips) when
+# record is missing.
 # The leak lab's noise generator (page-cache reads, process churn) runs the whole time: a server
 # is never idle, and the answer must not change.
 set -u
 : "${POOLSCOPE:?POOLSCOPE not set}" "${PS_LIVE_BIN:?PS_LIVE_BIN not set}"
 . "$(dirname "$0")/lib/noise.sh"
+. "$(dirname "$0")/../cli/lib/exports_agree.sh"
 T=$(mktemp -d)
 trap 'noise_stop; rm -rf "$T"' EXIT
 noise_start "$T" 90 || exit 1
@@ -33,3 +36,6 @@ case "$path" in
 file-services|file-services/*) echo "ok: verdict $state on $path" ;;
 *) echo "FAIL: verdict $state on $path, expected file-services"; exit 1 ;;
 esac
+# the exports of a real recording (sampled stacks, tags split by context) agree with the report
+command -v go > /dev/null || { echo "FAIL: go not found (make deps installs golang-go)"; exit 1; }
+HOME=$T GOCACHE=$T/gocache GOFLAGS= PPROF_TMPDIR=$T exports_agree recorded "$T/run.db" "$T" || exit 1

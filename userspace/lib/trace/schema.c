@@ -44,7 +44,32 @@ const char ps_trace_schema_sql[] =
 	"  allocs INTEGER NOT NULL, bytes INTEGER NOT NULL, live_bytes INTEGER NOT NULL,\n"
 	"  comm TEXT, ctx TEXT, nframes INTEGER NOT NULL, UNIQUE(tag, hash));\n"
 	"CREATE TABLE frames(stack INTEGER NOT NULL, depth INTEGER NOT NULL, addr INTEGER NOT NULL,\n"
-	"  sym TEXT, off INTEGER NOT NULL, module TEXT, PRIMARY KEY(stack, depth)) WITHOUT ROWID;\n";
+	"  sym TEXT, off INTEGER NOT NULL, module TEXT, PRIMARY KEY(stack, depth)) WITHOUT ROWID;\n"
+	/*
+	 * Views for reading by hand (docs/trace-format.md, "Views"): rows of samples, counters and
+	 * slabinfo are written only when they change, so a query of one interval must take each
+	 * series' last row at or before it. Nothing reads them but people: a trace written before
+	 * them reads the same.
+	 */
+	"CREATE VIEW tag_labels AS SELECT id, CASE WHEN site_sym IS NOT NULL AND kind IN\n"
+	"  ('slab', 'kmalloc', 'page', 'percpu') THEN coalesce(name, cache, '?') || '@' || site_sym\n"
+	"  ELSE coalesce(name, cache, '?') END AS label, kind, ctx, comm, domain, flags FROM tags;\n"
+	"CREATE VIEW tag_live AS SELECT i.idx AS interval, i.t_ns AS t_ns, t.id AS tag,\n"
+	"  (SELECT s.live_bytes FROM samples s WHERE s.tag = t.id AND s.interval <= i.idx\n"
+	"   ORDER BY s.interval DESC LIMIT 1) AS live_bytes,\n"
+	"  (SELECT s.live_objs FROM samples s WHERE s.tag = t.id AND s.interval <= i.idx\n"
+	"   ORDER BY s.interval DESC LIMIT 1) AS live_objs\n"
+	"  FROM intervals i, tags t;\n"
+	"CREATE VIEW counter_values AS SELECT n.name AS name, i.idx AS interval, i.t_ns AS t_ns,\n"
+	"  (SELECT c.value FROM counters c WHERE c.name = n.name AND c.interval <= i.idx\n"
+	"   ORDER BY c.interval DESC LIMIT 1) AS value\n"
+	"  FROM (SELECT DISTINCT name FROM counters) n, intervals i;\n"
+	"CREATE VIEW slab_objects AS SELECT n.cache AS cache, i.idx AS interval, i.t_ns AS t_ns,\n"
+	"  (SELECT s.active_objs FROM slabinfo s WHERE s.cache = n.cache AND s.interval <= i.idx\n"
+	"   ORDER BY s.interval DESC LIMIT 1) AS active_objs,\n"
+	"  (SELECT s.active_objs * s.objsize FROM slabinfo s WHERE s.cache = n.cache\n"
+	"   AND s.interval <= i.idx ORDER BY s.interval DESC LIMIT 1) AS active_bytes\n"
+	"  FROM (SELECT DISTINCT cache FROM slabinfo) n, intervals i;\n";
 
 int ps_trace_sqlite_err(int rc)
 {

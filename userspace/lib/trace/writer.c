@@ -290,7 +290,8 @@ static void bind_tag(sqlite3_stmt *s, const struct ps_tag *tag)
 	bind_text(s, 10, tag->comm);
 	bind_text(s, 11, tag->owner);
 	sqlite3_bind_int64(s, 12, tag->flags);
-	bind_text(s, 13, tag->domain);
+	/* the domain the readers would decide, so that SQL by hand sees it too */
+	bind_text(s, 13, tag->domain ? tag->domain : ps_tag_domain(tag));
 }
 
 int ps_trace_add_tag(struct ps_trace *t, struct ps_tag *tag)
