@@ -4,7 +4,10 @@
 #   data, out, term ("png"|"svg"), title, unit ("MiB"|"GiB"), nstack (stacked columns incl.
 #   other), ucol (column of the unreclaimable line, 0: none), uname, icol (IOPS column, 0: none),
 #   bcol (first of two columns, the smallest and largest unreclaimable value of each point of a
-#   long trace, drawn as a band around the line; 0: none)
+#   long trace, drawn as a band around the line; 0: none), ymin (the lowest value the y axis
+#   must show: below 0 when the unreclaimable total shrank), nmuted (the last stacked series
+#   drawn in muted colours: "other", or the domains the verdict does not read), imax (top of
+#   the IOPS axis)
 # The data file is tab-separated with a header; column 1 is time (s), 2 the zero baseline,
 # 3..2+nstack the cumulative stack (each column already includes those before it).
 set datafile separator "\t"
@@ -16,6 +19,8 @@ set xlabel "time (s)"
 set ylabel sprintf("live bytes (%s)", unit)
 set grid
 set key outside below left horizontal maxcols 3 noenhanced
+# the x axis ends where the data does, not at the next round tick
+set autoscale xfix
 # Ten distinct colours for the top tags; "other" (the last stacked series) is grey.
 set linetype 1 lc rgb "#1f77b4"
 set linetype 2 lc rgb "#ff7f0e"
@@ -28,12 +33,15 @@ set linetype 8 lc rgb "#bcbd22"
 set linetype 9 lc rgb "#17becf"
 set linetype 10 lc rgb "#7f7f7f"
 set linetype 20 lc rgb "#c8c8c8"
+set linetype 21 lc rgb "#b7d4ea"
 set style fill transparent solid 0.7 noborder
-set yrange [0:*]
-if (icol > 0) { set y2label "IOPS"; set y2tics; set ytics nomirror; set y2range [0:*] }
-stack = "for [i=1:nstack] data using 1:(column(i+1)):(column(i+2)) with filledcurves lt (i == nstack ? 20 : i) title columnhead(i+2)"
+set yrange [ymin:*]
+# IOPS with plain tick labels (250000), never 1x10^6, up to imax (headroom above the line)
+if (icol > 0) { set y2label "IOPS"; set y2tics; set ytics nomirror; set y2range [0:imax]; \
+		set format y2 "%.0f" }
+stack = "for [i=1:nstack] data using 1:(column(i+1)):(column(i+2)) with filledcurves lt (i > nstack - nmuted ? 20 + nstack - i : i) title columnhead(i+2)"
 uline = "data using 1:(column(ucol)) with lines lw 2.5 lc rgb 'black' title uname"
-iline = "data using 1:(column(icol)) axes x1y2 with lines lw 1.5 dt 2 lc rgb 'red' title 'IOPS (workload)'"
+iline = "data using 1:(column(icol)) axes x1y2 with lines lw 2 lc rgb '#d00000' title 'IOPS (workload, right axis)'"
 band = "data using 1:(column(bcol)):(column(bcol+1)) with filledcurves fs transparent solid 0.35 lc rgb 'black' title uname . ' (min-max of each point)'"
 cmd = "plot " . stack
 if (bcol > 0) { cmd = cmd . ", " . band }

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * poolscope plot: renders a trace with gnuplot. One trace: the live bytes of the report's top N
- * tags (its ranking, from analysis/) stacked plus "other", the unreclaimable total (SUnreclaim on Linux, NonPagedPool on Windows)
- * as a line and the workload's IOPS on the second axis. Two traces: both runs on one time axis.
- * The data goes to gnuplot as a tab-separated file in a private temporary directory; the
- * scripts live in plots/ so they can be tuned without rebuilding.
+ * tags (its ranking, from analysis/) stacked plus "other", or those of each path, the
+ * unreclaimable total (SUnreclaim on Linux, NonPagedPool on Windows) as a line and the
+ * workload's IOPS on the second axis, the report's verdict in the title. Two traces: both runs
+ * on one time axis. The data goes to gnuplot as a tab-separated file in a private temporary
+ * directory; the scripts live in plots/ so they can be tuned without rebuilding. gnuplot's own
+ * messages are kept in that directory and become one line of ours when it fails.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -22,8 +25,21 @@
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
 #include "analysis/analysis.h"
+#include "analysis/verdict.h"
 
 #define MiB (1024.0 * 1024.0)
+/* Stacked series at most: 20 tags and "other", or the paths and the two other domains. */
+#define MAX_SERIES 24
+
+struct plot_opts {
+	unsigned top;
+	bool by_path;
+	const struct ps_rules *rs;
+	const char *title;
+	const char *term;
+	const char *out;
+	const char *dir;
+};
 
 static void usage(FILE *f)
 {
@@ -37,8 +53,10 @@ static void usage(FILE *f)
 "options:\n"
 "  -o, --output FILE   output, .png or .svg (required)\n"
 "  -n, --top N         tags to stack, 1..20 (default 8)\n"
-"      --by tag|path   group by tag (default) or by network/file-services path\n"
-"  -t, --title TEXT    title (default: file name and label)\n"
+"      --by tag|path   stack the top tags (default), or each path of the kernel's\n"
+"                      memory (network, file-services, ...) and the other domains\n"
+"  -t, --title TEXT    title (default: file name, label and the report's verdict)\n"
+"  -r, --rules FILE    attribution rules (default analysis/rules/default.rules)\n"
 "  -h, --help          this text\n"
 "\n"
 "Needs gnuplot (Debian: apt-get install gnuplot-nox). Scripts: plots/ of the build tree,\n"
@@ -85,12 +103,40 @@ static void sanitize(char *s)
 }
 
 
-static int run_gnuplot(const char *script, const char *out, char *const *vars, int nvars)
+/*
+ * The line of gnuplot's messages that says what went wrong: the last one naming an error or a
+ * file, else the last non-empty one; "" when there are none.
+ */
+static void gnuplot_reason(const char *log, char *buf, size_t len)
 {
-	char *argv[64];
-	int argc = 0, st;
+	char line[512], *nl;
+	FILE *f = fopen(log, "r");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if (!line[strspn(line, " \t^")])
+			continue;
+		/* the caret line and the echo of the script's source say nothing by themselves */
+		if (strstr(line, "error") || strstr(line, "cannot") || strstr(line, "undefined") ||
+		    !buf[0] || strstr(line, "line "))
+			ps_strlcpy(buf, line + strspn(line, " \t"), len);
+	}
+	fclose(f);
+}
+
+static int run_gnuplot(const char *script, const struct plot_opts *o, char *const *vars,
+		       int nvars)
+{
+	char *argv[64], log[PATH_MAX], why[512];
+	int argc = 0, st, fd;
 	pid_t pid;
 
+	snprintf(log, sizeof(log), "%s/gnuplot.log", o->dir);
 	argv[argc++] = "gnuplot";
 	for (int i = 0; i < nvars && argc < 60; i++) {
 		argv[argc++] = "-e";
@@ -99,22 +145,30 @@ static int run_gnuplot(const char *script, const char *out, char *const *vars, i
 	argv[argc++] = (char *)script;
 	argv[argc] = NULL;
 	fflush(stdout);
+	fflush(stderr);
 	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (!pid) {
+		/* its warnings and errors go to the log: one line of ours says what failed */
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			dup2(fd, STDERR_FILENO);
 		execvp("gnuplot", argv);
 		_exit(127);
 	}
 	if (waitpid(pid, &st, 0) < 0)
 		return -errno;
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-		unlink(out);
-		fprintf(stderr, "poolscope plot: %s: gnuplot failed (%s %d) on %s\n", out,
+		unlink(o->out);
+		gnuplot_reason(log, why, sizeof(why));
+		fprintf(stderr, "poolscope plot: %s: gnuplot failed (%s %d)%s%s\n", o->out,
 			WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
-			script);
+			why[0] ? ": " : "", why);
+		unlink(log);
 		return -EIO;
 	}
+	unlink(log);
 	return 0;
 }
 
@@ -141,55 +195,171 @@ static char *num(const char *k, long v)
 	return s;
 }
 
+static char *fnum(const char *k, double v)
+{
+	char *s = malloc(64);
+
+	if (s)
+		snprintf(s, 64, "%s=%.6f", k, v);
+	return s;
+}
+
+/* The stacked series: their names and, per report row, which one it adds to (-1: none). */
+struct groups {
+	size_t n;
+	char name[MAX_SERIES][PS_PATH_NAME_MAX + 96];
+	int *of;	/* [rep->nrows] */
+};
+
+/* A row that is drawn at all: pages backing slabs are counted by the slabs already. */
+static bool drawn(const struct ps_report_row *w)
+{
+	return !(w->ts->tag.flags & PS_TAG_F_SLAB_BACKING);
+}
+
 /*
- * The tags to stack: the report's top N (ps_report_rank: the plot names the suspects the report
- * ranks first) less pages backing slabs, whose objects are counted already, and tags that never
- * hold live bytes (nothing to draw). Fills st[i] for row i; returns how many.
+ * By tag: the report's top N (ps_report_rank: the plot names the suspects the report ranks
+ * first) that ever hold live bytes, then "other" for the rest.
  */
-static size_t stacked(const struct ps_report *rep, unsigned top, bool *st)
+static void group_tags(const struct ps_report *rep, unsigned top, struct groups *g)
 {
-	size_t n = 0;
+	size_t nother = 0;
 
-	for (size_t i = 0; i < rep->nrows && i < top; i++) {
+	for (size_t i = 0; i < rep->nrows; i++) {
 		const struct ps_tag_series *ts = rep->rows[i].ts;
+		bool holds = false;
 
-		if (ts->tag.flags & PS_TAG_F_SLAB_BACKING)
+		g->of[i] = -1;
+		if (!drawn(&rep->rows[i]))
 			continue;
-		for (uint32_t k = 0; k < rep->run->nintervals && !st[i]; k++)
-			st[i] = ts->s[k].live_bytes > 0;
-		n += st[i];
+		for (uint32_t k = 0; k < rep->run->nintervals && !holds; k++)
+			holds = ts->s[k].live_bytes > 0;
+		if (i < top && holds) {
+			ps_tag_label(&ts->tag, g->name[g->n], sizeof(g->name[0]));
+			sanitize(g->name[g->n]);
+			g->of[i] = (int)g->n++;
+		}
 	}
-	return n;
+	for (size_t i = 0; i < rep->nrows; i++)
+		if (g->of[i] < 0 && drawn(&rep->rows[i])) {
+			g->of[i] = (int)g->n;
+			nother++;
+		}
+	snprintf(g->name[g->n++], sizeof(g->name[0]), "other (%zu tags)", nother);
 }
 
-/* In "other": neither stacked nor a page backing slabs. */
-static bool other(const struct ps_report *rep, const bool *st, size_t i)
+/*
+ * By path: the memory the kernel cannot reclaim by the path its rows are attributed to (the
+ * first part of the class: "file-services/filesystem" adds to "file-services"), largest growth
+ * first, then the reclaimable and the process memory, each one series: what the verdict reads
+ * beside what it does not.
+ */
+static void group_paths(const struct ps_report *rep, struct groups *g)
 {
-	return !st[i] && !(rep->rows[i].ts->tag.flags & PS_TAG_F_SLAB_BACKING);
+	int64_t growth[MAX_SERIES] = { 0 };
+	int order[MAX_SERIES], remap[MAX_SERIES];
+	char names[MAX_SERIES][PS_PATH_NAME_MAX];
+	size_t np = 0;
+
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct ps_report_row *w = &rep->rows[i];
+		size_t len = strcspn(w->a.cls, "/"), p;
+
+		g->of[i] = -1;
+		if (!drawn(w) || strcmp(w->domain, PS_DOMAIN_KERNEL))
+			continue;
+		if (len >= sizeof(names[0]))
+			len = sizeof(names[0]) - 1;
+		for (p = 0; p < np; p++)
+			if (strlen(names[p]) == len && !strncmp(names[p], w->a.cls, len))
+				break;
+		if (p == np) {
+			if (np == MAX_SERIES - 2)
+				p = np - 1;	/* more paths than rules define: into the last */
+			else
+				snprintf(names[np++], sizeof(names[0]), "%.*s", (int)len, w->a.cls);
+		}
+		growth[p] += w->g.growth;
+		g->of[i] = (int)p;
+	}
+	for (size_t p = 0; p < np; p++)
+		order[p] = (int)p;
+	for (size_t x = 1; x < np; x++)		/* insertion sort by growth, largest first */
+		for (size_t y = x; y > 0 && growth[order[y]] > growth[order[y - 1]]; y--) {
+			int t = order[y];
+
+			order[y] = order[y - 1];
+			order[y - 1] = t;
+		}
+	for (size_t p = 0; p < np; p++) {
+		remap[order[p]] = (int)p;
+		snprintf(g->name[p], sizeof(g->name[0]), "path %s (kernel)", names[order[p]]);
+	}
+	g->n = np;
+	snprintf(g->name[g->n++], sizeof(g->name[0]), "reclaimable (page cache, reclaimable slabs)");
+	snprintf(g->name[g->n++], sizeof(g->name[0]), "process memory");
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct ps_report_row *w = &rep->rows[i];
+
+		if (g->of[i] >= 0)
+			g->of[i] = remap[g->of[i]];
+		else if (drawn(w) && !strcmp(w->domain, PS_DOMAIN_RECLAIMABLE))
+			g->of[i] = (int)np;
+		else if (drawn(w) && !strcmp(w->domain, PS_DOMAIN_USER))
+			g->of[i] = (int)np + 1;
+	}
 }
 
-static void default_title(const struct ps_run *r, const char *path, char *buf, size_t len)
+/*
+ * The report's verdict in a few words for a title: "leak on file-services, +42.6 KiB/s";
+ * "" when it cannot be had (the window is empty).
+ */
+static void verdict_words(const struct ps_run *r, const struct ps_rules *rs, char *buf,
+			  size_t len)
+{
+	struct ps_report rep = { 0 };
+	struct ps_verdict v;
+	uint64_t from = 0, to = UINT64_MAX;
+	char rate[32];
+
+	buf[0] = '\0';
+	ps_run_workload_span(r, &from, &to);
+	if (ps_report_build(&rep, r, rs, from, to) || ps_verdict_build(&v, &rep, PS_DOMAIN_KERNEL))
+		goto out;
+	ps_fmt_bytes(rate, sizeof(rate), v.st.rate, true);
+	if (v.st.state >= PS_V_PLATEAU && v.path)
+		snprintf(buf, len, "%s on %s, %s/s", ps_vstate_name(v.st.state), v.path, rate);
+	else
+		snprintf(buf, len, "%s", ps_vstate_name(v.st.state));
+out:
+	ps_report_free(&rep);
+}
+
+static void default_title(const struct ps_run *r, const char *path, const struct plot_opts *o,
+			  char *buf, size_t len)
 {
 	const char *label = ps_run_meta(r, PS_META_LABEL), *os = ps_run_meta(r, PS_META_OS);
 	const char *slash = strrchr(path, '/');
+	char vw[160];
 
-	snprintf(buf, len, "%s%s%s%s - kernel memory by tag%s", slash ? slash + 1 : path,
+	verdict_words(r, o->rs, vw, sizeof(vw));
+	snprintf(buf, len, "%s%s%s%s - kernel memory by %s%s%s%s", slash ? slash + 1 : path,
 		 label ? " (" : "", label ? label : "", label ? ")" : "",
-		 os && !strcmp(os, PS_OS_WINDOWS) ? " (Windows pool)" : "");
+		 o->by_path ? "path" : "tag", os && !strcmp(os, PS_OS_WINDOWS) ? " (Windows pool)" : "",
+		 vw[0] ? " - verdict: " : "", vw);
 	sanitize(buf);
 }
 
-static int plot_one(const struct ps_run *r, const char *path, const char *out, const char *term,
-		    unsigned top, const char *title, const char *dir)
+static int plot_one(const struct ps_run *r, const char *path, const struct plot_opts *o)
 {
 	const char *uname = NULL;
 	const struct ps_series *u = ps_unreclaimable(r, &uname);
 	bool abs_live = ps_run_live_absolute(r);
 	struct ps_report rep = { 0 };
-	bool *st = NULL;
-	char data[PATH_MAX], script[PATH_MAX], ttl[256], ulabel[96], *vars[11] = { 0 };
-	double peak = 0, div;
-	size_t nstack, nother = 0, i;
+	struct groups *g = NULL;
+	char data[PATH_MAX], script[PATH_MAX], ttl[512], ulabel[96], *vars[15] = { 0 };
+	double peak = 0, low = 0, div, v[MAX_SERIES], imax = 0;
+	size_t i, nv = 0;
 	uint32_t k;
 	int ret = 0, ucol = 0, icol = 0, bcol = 0, ncol;
 	FILE *f = NULL;
@@ -198,43 +368,44 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 		fprintf(stderr, "poolscope plot: %s: no intervals to plot\n", path);
 		return -EINVAL;
 	}
-	ret = ps_report_rank(&rep, r, 0, UINT64_MAX);
-	st = calloc(rep.nrows + 1, sizeof(*st));
-	if (ret || !st) {
+	ret = o->by_path ? ps_report_build(&rep, r, o->rs, 0, UINT64_MAX) :
+			   ps_report_rank(&rep, r, 0, UINT64_MAX);
+	g = calloc(1, sizeof(*g));
+	if (g)
+		g->of = calloc(rep.nrows + 1, sizeof(*g->of));
+	if (ret || !g || !g->of) {
 		ret = ret ? ret : -ENOMEM;
 		goto out;
 	}
-	nstack = stacked(&rep, top, st);
+	if (o->by_path)
+		group_paths(&rep, g);
+	else
+		group_tags(&rep, o->top, g);
 	for (k = 0; k < r->nintervals; k++) {
 		double tot = 0;
 
-		for (i = 0; i < r->ntags; i++)
-			if (!(r->tags[i].tag.flags & PS_TAG_F_SLAB_BACKING))
-				tot += fmax(0, (double)r->tags[i].s[k].live_bytes);
+		for (i = 0; i < rep.nrows; i++)
+			if (g->of[i] >= 0)
+				tot += fmax(0, (double)rep.rows[i].ts->s[k].live_bytes);
 		peak = fmax(peak, tot);
-		if (u && u->v[k] >= 0)
-			peak = fmax(peak, (double)(abs_live ? u->v[k] : u->v[k] - u->v[0]));
+		if (u && u->v[k] >= 0) {
+			double uv = (double)(abs_live ? u->v[k] : u->v[k] - u->v[0]);
+
+			peak = fmax(peak, uv);
+			low = fmin(low, uv);
+		}
 	}
-	div = peak >= 2.0 * 1024 * MiB ? 1024 * MiB : MiB;
-	snprintf(data, sizeof(data), "%s/growth.tsv", dir);
+	div = fmax(peak, -low) >= 2.0 * 1024 * MiB ? 1024 * MiB : MiB;
+	snprintf(data, sizeof(data), "%s/growth.tsv", o->dir);
 	f = fopen(data, "w");
 	if (!f) {
 		ret = -errno;
 		goto out;
 	}
 	fprintf(f, "t\tbase");
-	for (i = 0; i < rep.nrows; i++) {
-		char lab[256];
-
-		nother += other(&rep, st, i);
-		if (!st[i])
-			continue;
-		ps_tag_label(&rep.rows[i].ts->tag, lab, sizeof(lab));
-		sanitize(lab);
-		fprintf(f, "\t%s", lab);
-	}
-	fprintf(f, "\tother (%zu tags)", nother);
-	ncol = 2 + (int)nstack + 1;
+	for (i = 0; i < g->n; i++)
+		fprintf(f, "\t%s", g->name[i]);
+	ncol = 2 + (int)g->n;
 	if (u) {
 		snprintf(ulabel, sizeof(ulabel), "%s%s (meminfo)", uname, abs_live ? "" : " growth");
 		fprintf(f, "\t%s", ulabel);
@@ -252,20 +423,17 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 	}
 	fprintf(f, "\n");
 	for (k = 0; k < r->nintervals; k++) {
-		double cum = 0, rest = 0, dur = r->intervals[k].dur_ns / 1e9;
+		double cum = 0, dur = r->intervals[k].dur_ns / 1e9;
 
+		memset(v, 0, sizeof(v));
+		for (i = 0; i < rep.nrows; i++)
+			if (g->of[i] >= 0)
+				v[g->of[i]] += fmax(0, (double)rep.rows[i].ts->s[k].live_bytes) / div;
 		fprintf(f, "%.3f\t0", r->intervals[k].t_ns / 1e9);
-		for (i = 0; i < rep.nrows; i++) {
-			double v = fmax(0, (double)rep.rows[i].ts->s[k].live_bytes) / div;
-
-			if (st[i]) {
-				cum += v;
-				fprintf(f, "\t%.6f", cum);
-			} else if (other(&rep, st, i)) {
-				rest += v;
-			}
+		for (i = 0; i < g->n; i++) {
+			cum += v[i];
+			fprintf(f, "\t%.6f", cum);
 		}
-		fprintf(f, "\t%.6f", cum + rest);
 		if (u) {
 			int64_t base = abs_live ? 0 : u->v[0];
 
@@ -279,8 +447,12 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 				fprintf(f, "\t%.6f\t%.6f", (double)(u->lo[k] - base) / div,
 					(double)(u->hi[k] - base) / div);
 		}
-		if (icol)
-			fprintf(f, "\t%.1f", dur > 0 ? r->workload[k].ios / dur : 0);
+		if (icol) {
+			double iops = dur > 0 ? r->workload[k].ios / dur : 0;
+
+			fprintf(f, "\t%.1f", iops);
+			imax = fmax(imax, iops);
+		}
 		fprintf(f, "\n");
 	}
 	if (fclose(f)) {
@@ -295,32 +467,39 @@ static int plot_one(const struct ps_run *r, const char *path, const char *out, c
 		ret = -ENOENT;
 		goto out;
 	}
-	if (!title)
-		default_title(r, path, ttl, sizeof(ttl));
+	if (!o->title)
+		default_title(r, path, o, ttl, sizeof(ttl));
 	else
-		ps_strlcpy(ttl, title, sizeof(ttl));
-	vars[0] = quote("data", data);
-	vars[1] = quote("out", out);
-	vars[2] = quote("term", term);
-	vars[3] = quote("title", ttl);
-	vars[4] = quote("unit", div > MiB ? "GiB" : "MiB");
-	vars[5] = num("nstack", (long)nstack + 1);
-	vars[6] = num("ucol", ucol);
-	vars[7] = quote("uname", ucol ? ulabel : "");
-	vars[8] = num("icol", icol);
-	vars[9] = num("bcol", bcol);
-	for (i = 0; i < 10; i++)
+		ps_strlcpy(ttl, o->title, sizeof(ttl));
+	vars[nv++] = quote("data", data);
+	vars[nv++] = quote("out", o->out);
+	vars[nv++] = quote("term", o->term);
+	vars[nv++] = quote("title", ttl);
+	vars[nv++] = quote("unit", div > MiB ? "GiB" : "MiB");
+	vars[nv++] = num("nstack", (long)g->n);
+	vars[nv++] = num("ucol", ucol);
+	vars[nv++] = quote("uname", ucol ? ulabel : "");
+	vars[nv++] = num("icol", icol);
+	vars[nv++] = num("bcol", bcol);
+	/* a shrinking unreclaimable total stays in sight below the stack's zero */
+	vars[nv++] = fnum("ymin", low < 0 ? low * 1.05 / div : 0);
+	vars[nv++] = num("nmuted", o->by_path ? 2 : 1);
+	/* headroom above the IOPS line: a steady load is not drawn on the frame */
+	vars[nv++] = fnum("imax", imax > 0 ? imax * 1.15 : 1);
+	for (i = 0; i < nv; i++)
 		if (!vars[i]) {
 			ret = -ENOMEM;
 			goto out;
 		}
-	ret = run_gnuplot(script, out, vars, 10);
+	ret = run_gnuplot(script, o, vars, (int)nv);
 out:
 	if (f)
 		fclose(f);
 	for (i = 0; i < ARRAY_SIZE(vars); i++)
 		free(vars[i]);
-	free(st);
+	if (g)
+		free(g->of);
+	free(g);
 	ps_report_free(&rep);
 	return ret;
 }
@@ -333,28 +512,37 @@ static const char *run_name(const struct ps_run *r, const char *path)
 }
 
 static int plot_two(const struct ps_run *a, const char *pa, const struct ps_run *b,
-		    const char *pb, const char *out, const char *term, const char *title,
-		    const char *dir)
+		    const char *pb, const struct plot_opts *o)
 {
 	const struct ps_run *rs[2] = { a, b };
 	const char *un[2];
 	const struct ps_series *u[2];
-	char data[PATH_MAX], script[PATH_MAX], ttl[256], na[64], nb[64], *vars[6] = { 0 };
+	char data[PATH_MAX], script[PATH_MAX], ttl[1024], na[64], nb[64], vw[2][160];
+	char *vars[9] = { 0 };
 	uint32_t n = MAX(a->nintervals, b->nintervals), k;
-	double peak = 0, div;
-	int ret = 0, j;
+	double peak = 0, low = 0, div, imax = 0;
+	int ret = 0, j, niops = 0, nv = 0;
 	FILE *f;
 
-	for (j = 0; j < 2; j++)
+	for (j = 0; j < 2; j++) {
 		u[j] = ps_unreclaimable(rs[j], &un[j]);
+		niops += rs[j]->has_workload;
+	}
 	for (j = 0; j < 2; j++)
 		for (k = 0; k < rs[j]->nintervals; k++) {
-			peak = fmax(peak, fabs((double)ps_tracked_live(rs[j], k)));
-			if (u[j] && u[j]->v[k] >= 0)
-				peak = fmax(peak, fabs((double)(u[j]->v[k] - u[j]->v[0])));
+			double t = (double)ps_tracked_live(rs[j], k);
+
+			peak = fmax(peak, t);
+			low = fmin(low, t);
+			if (u[j] && u[j]->v[k] >= 0) {
+				double uv = (double)(u[j]->v[k] - u[j]->v[0]);
+
+				peak = fmax(peak, uv);
+				low = fmin(low, uv);
+			}
 		}
-	div = peak >= 2.0 * 1024 * MiB ? 1024 * MiB : MiB;
-	snprintf(data, sizeof(data), "%s/diff.tsv", dir);
+	div = fmax(peak, -low) >= 2.0 * 1024 * MiB ? 1024 * MiB : MiB;
+	snprintf(data, sizeof(data), "%s/diff.tsv", o->dir);
 	f = fopen(data, "w");
 	if (!f)
 		return -errno;
@@ -362,8 +550,13 @@ static int plot_two(const struct ps_run *a, const char *pa, const struct ps_run 
 	ps_strlcpy(nb, run_name(b, pb), sizeof(nb));
 	sanitize(na);
 	sanitize(nb);
-	fprintf(f, "t\t%s: tracked live bytes\t%s: %s growth\t%s: tracked live bytes\t%s: %s growth"
-		"\t%s: IOPS\t%s: IOPS\n", na, na, un[0], nb, nb, un[1], na, nb);
+	fprintf(f, "t\t%s: tracked live bytes\t%s: %s growth\t%s: tracked live bytes\t%s: %s growth",
+		na, na, un[0], nb, nb, un[1]);
+	/* IOPS columns only for runs that have them: gnuplot refuses an axis with no point */
+	for (j = 0; j < 2; j++)
+		if (rs[j]->has_workload)
+			fprintf(f, "\t%s: IOPS", j ? nb : na);
+	fprintf(f, "\n");
 	for (k = 0; k < n; k++) {
 		const struct ps_run *t = k < a->nintervals ? a : b;
 
@@ -382,9 +575,14 @@ static int plot_two(const struct ps_run *a, const char *pa, const struct ps_run 
 		for (j = 0; j < 2; j++) {
 			const struct ps_run *r = rs[j];
 
-			if (k < r->nintervals && r->has_workload && r->intervals[k].dur_ns)
-				fprintf(f, "\t%.1f", r->workload[k].ios / (r->intervals[k].dur_ns / 1e9));
-			else
+			if (!r->has_workload)
+				continue;
+			if (k < r->nintervals && r->intervals[k].dur_ns) {
+				double iops = r->workload[k].ios / (r->intervals[k].dur_ns / 1e9);
+
+				fprintf(f, "\t%.1f", iops);
+				imax = fmax(imax, iops);
+			} else
 				fprintf(f, "\tNaN");
 		}
 		fprintf(f, "\n");
@@ -396,24 +594,53 @@ static int plot_two(const struct ps_run *a, const char *pa, const struct ps_run 
 			script);
 		return -ENOENT;
 	}
-	if (title)
-		ps_strlcpy(ttl, title, sizeof(ttl));
-	else
-		snprintf(ttl, sizeof(ttl), "%s vs %s - kernel memory growth and IOPS", na, nb);
-	vars[0] = quote("data", data);
-	vars[1] = quote("out", out);
-	vars[2] = quote("term", term);
-	vars[3] = quote("title", ttl);
-	vars[4] = quote("unit", div > MiB ? "GiB" : "MiB");
-	vars[5] = num("ncols", 7);
-	for (j = 0; j < 6; j++)
+	if (o->title) {
+		ps_strlcpy(ttl, o->title, sizeof(ttl));
+	} else {
+		verdict_words(a, o->rs, vw[0], sizeof(vw[0]));
+		verdict_words(b, o->rs, vw[1], sizeof(vw[1]));
+		snprintf(ttl, sizeof(ttl), "%s vs %s - kernel memory growth%s%s%s%s%s%s%s%s%s",
+			 na, nb, niops ? " and IOPS" : "", vw[0][0] || vw[1][0] ? " - " : "",
+			 vw[0][0] ? na : "", vw[0][0] ? ": " : "", vw[0],
+			 vw[0][0] && vw[1][0] ? "; " : "", vw[1][0] ? nb : "", vw[1][0] ? ": " : "",
+			 vw[1]);
+		sanitize(ttl);
+	}
+	vars[nv++] = quote("data", data);
+	vars[nv++] = quote("out", o->out);
+	vars[nv++] = quote("term", o->term);
+	vars[nv++] = quote("title", ttl);
+	vars[nv++] = quote("unit", div > MiB ? "GiB" : "MiB");
+	vars[nv++] = num("ncols", 5 + niops);
+	vars[nv++] = num("niops", niops);
+	vars[nv++] = fnum("imax", imax > 0 ? imax * 1.15 : 1);
+	for (j = 0; j < nv; j++)
 		if (!vars[j])
 			ret = -ENOMEM;
 	if (!ret)
-		ret = run_gnuplot(script, out, vars, 6);
-	for (j = 0; j < 6; j++)
+		ret = run_gnuplot(script, o, vars, nv);
+	for (j = 0; j < nv; j++)
 		free(vars[j]);
 	return ret;
+}
+
+/*
+ * Whether gnuplot can write out: a missing directory or a read-only one is said in our words,
+ * before any work. An existing file is replaced, as gnuplot does.
+ */
+static int check_output(const char *out)
+{
+	struct stat st;
+	int fd;
+
+	if (!stat(out, &st))
+		return S_ISREG(st.st_mode) ? (access(out, W_OK) ? -errno : 0) : -EISDIR;
+	fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	unlink(out);
+	return 0;
 }
 
 static int cmd_plot(int argc, char **argv)
@@ -423,21 +650,26 @@ static int cmd_plot(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "by", required_argument, NULL, 'B' },
 		{ "title", required_argument, NULL, 't' },
+		{ "rules", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *out = NULL, *title = NULL, *term, *ext;
+	const char *out = NULL, *title = NULL, *term, *ext, *rules_path = NULL;
 	struct ps_run *runs[2] = { NULL, NULL };
-	char err[512], dir[] = "/tmp/poolscope-plot.XXXXXX", path[PATH_MAX + 32];
+	struct ps_rules *rs = NULL;
+	struct plot_opts o;
+	char err[512] = "", dir[] = "/tmp/poolscope-plot.XXXXXX", path[PATH_MAX + 32];
+	char rbuf[PATH_MAX];
 	unsigned top = 8;
 	bool by_path = false;
 	int c, nruns, rc = PS_EXIT_FAIL, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:n:t:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:n:t:r:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't': title = optarg; break;
+		case 'r': rules_path = optarg; break;
 		case 'n':
 			if (ps_parse_uint(optarg, 1, 20, &top)) {
 				fprintf(stderr, "poolscope plot: --top '%s': expected 1..20\n", optarg);
@@ -472,15 +704,28 @@ static int cmd_plot(int argc, char **argv)
 		fprintf(stderr, "poolscope plot: -o '%s': expected a .png or .svg file name\n", out);
 		return PS_EXIT_USAGE;
 	}
-	if (by_path) {
-		/* the network/file-services classifier lives in analysis/, not merged on this branch */
-		fprintf(stderr, "poolscope plot: --by path: this build has no path classifier "
-			"(analysis/); use --by tag\n");
-		return PS_EXIT_FAIL;
-	}
 	if (!have_gnuplot()) {
 		fprintf(stderr, "poolscope plot: gnuplot not found in PATH (Debian: apt-get install "
 			"gnuplot-nox)\n");
+		return PS_EXIT_FAIL;
+	}
+	ret = check_output(out);
+	if (ret) {
+		fprintf(stderr, "poolscope plot: %s: %s\n", out, strerror(-ret));
+		return PS_EXIT_FAIL;
+	}
+	/* the rules: the paths of --by path and the verdict of the title */
+	if (!rules_path) {
+		if (ps_default_rules_path(rbuf, sizeof(rbuf))) {
+			fprintf(stderr, "poolscope plot: default rules not found (set --rules FILE or "
+				"POOLSCOPE_RULES)\n");
+			return PS_EXIT_FAIL;
+		}
+		rules_path = rbuf;
+	}
+	ret = ps_rules_load(&rs, rules_path, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "poolscope plot: %s\n", err[0] ? err : ps_strerror(ret));
 		return PS_EXIT_FAIL;
 	}
 	for (int i = 0; i < nruns; i++) {
@@ -494,10 +739,20 @@ static int cmd_plot(int argc, char **argv)
 		fprintf(stderr, "poolscope plot: mkdtemp: %s\n", strerror(errno));
 		goto out;
 	}
+	o = (struct plot_opts){ .top = top, .by_path = by_path, .rs = rs, .title = title,
+				.term = term, .out = out, .dir = dir };
+	if (nruns == 2 && by_path) {
+		/* two runs are compared by their totals: there is nothing to group */
+		fprintf(stderr, "poolscope plot: --by path plots one trace (two are drawn by their "
+			"totals)\n");
+		rmdir(dir);
+		rc = PS_EXIT_USAGE;
+		goto out;
+	}
 	if (nruns == 1)
-		ret = plot_one(runs[0], argv[optind], out, term, top, title, dir);
+		ret = plot_one(runs[0], argv[optind], &o);
 	else
-		ret = plot_two(runs[0], argv[optind], runs[1], argv[optind + 1], out, term, title, dir);
+		ret = plot_two(runs[0], argv[optind], runs[1], argv[optind + 1], &o);
 	if (!ret) {
 		struct stat st;
 
@@ -521,6 +776,7 @@ static int cmd_plot(int argc, char **argv)
 out:
 	ps_run_free(runs[0]);
 	ps_run_free(runs[1]);
+	ps_rules_free(rs);
 	return rc;
 }
 PS_COMMAND(plot, cmd_plot, "plot live bytes by tag, the unreclaimable total and IOPS (gnuplot)");

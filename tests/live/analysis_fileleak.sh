@@ -39,3 +39,7 @@ esac
 # the exports of a real recording (sampled stacks, tags split by context) agree with the report
 command -v go > /dev/null || { echo "FAIL: go not found (make deps installs golang-go)"; exit 1; }
 HOME=$T GOCACHE=$T/gocache GOFLAGS= PPROF_TMPDIR=$T exports_agree recorded "$T/run.db" "$T" || exit 1
+# the recorded trace plotted by path, the verdict's path among the stacked ones
+"$POOLSCOPE" plot "$T/run.db" --by path -o "$T/path.svg" > /dev/null || { echo "FAIL: plot --by path"; exit 1; }
+grep -q "path ${path%%/*} (kernel)" "$T/path.svg" || { echo "FAIL: plot --by path lacks path ${path%%/*}"; exit 1; }
+echo "ok: plot --by path of the recorded trace"
