@@ -163,6 +163,7 @@ struct ps_report {
 	 */
 	double *shape;			/* [(nslab + PS_FAC_ORDERS) * nintervals], NULL: none */
 	int64_t untraced_removed;	/* bytes taken out of the rows' growth that way */
+	char *view_note;		/* a view's filters (view.h), printed with the rows; NULL */
 };
 
 /*
@@ -247,6 +248,13 @@ int ps_report_print(FILE *f, const struct ps_report *rep, const struct ps_verdic
  * lines indented by indent + 2; the caller prints the first indent columns.
  */
 void ps_print_wrapped(FILE *f, const char *s, int indent);
+/*
+ * The sampled stacks of the tags whose label matches glob (fnmatch), each with its part of the
+ * tag's live bytes and allocations over the report's window (stackshare.h), top per tag (0:
+ * all); text (and markdown), csv or json. -ENOENT when no tag matches, -ENOMEM.
+ */
+int ps_print_stacks(FILE *f, const struct ps_report *rep, const char *glob, size_t top,
+		    enum ps_fmt fmt);
 /* The verdict's paths with their states; text/csv/json. */
 int ps_report_print_paths(FILE *f, const struct ps_verdict *v, enum ps_fmt fmt);
 

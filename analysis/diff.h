@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "analysis/analysis.h"
 
@@ -35,5 +36,14 @@ void ps_diff_key(const struct ps_tag *t, char *buf, size_t len);
  */
 int ps_diff_build(struct ps_diff *d, const struct ps_report *a, const struct ps_report *b);
 void ps_diff_free(struct ps_diff *d);
+
+struct ps_verdict;
+/*
+ * The comparison of runs na (A) and nb (B): the answer, both verdicts, B's growing tags (top,
+ * 0: all) and the paths side by side, as text, csv, json or markdown (format_diff.c).
+ */
+void ps_diff_print(FILE *f, const struct ps_diff *d, const struct ps_verdict *va,
+		   const struct ps_verdict *vb, const char *na, const char *nb, size_t top,
+		   enum ps_fmt fmt);
 
 #endif

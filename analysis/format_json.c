@@ -132,6 +132,7 @@ void ps_format_json(FILE *f, const struct ps_report *rep, const struct ps_verdic
 	fprintf(f, "{\"schema\":\"poolscope.report/2\",\"trace\":");
 	ps_json_str(f, r->path);
 	json_field(f, "os", ps_run_meta(r, PS_META_OS));
+	json_field(f, "filter", rep->view_note);
 	fprintf(f, ",\"window\":{\"from_interval\":%u,\"to_interval\":%u,\"seconds\":%.3f,"
 		"\"intervals_per_point\":%u,\"trace_intervals\":%u},",
 		rep->from, rep->to, rep->secs, r->per_point, r->src_intervals);

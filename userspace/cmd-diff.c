@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "userspace/datafile.h"
 #include "userspace/poolscope.h"
@@ -17,45 +18,12 @@
 #include "analysis/verdict.h"
 
 
-/*
- * Normalised growth: per IO it is often a fraction of a byte (300 KB over a million IOs), which
- * the byte formatter would round to "+0 B".
- */
-static void fmt_norm(char *buf, size_t len, double v)
-{
-	if (v != 0 && v > -10 && v < 10)
-		snprintf(buf, len, "%+.2f B", v);
-	else
-		ps_fmt_bytes(buf, len, v, true);
-}
-
-/*
- * The answer first: is unreclaimable kernel memory leaking in B only, in both, in neither (or
- * only in A), and on which path.
- */
-static void print_sentence(const struct ps_verdict *a, const struct ps_verdict *b)
-{
-	bool la = a->st.state == PS_V_LEAK, lb = b->st.state == PS_V_LEAK;
-
-	if (lb && !la)
-		printf("LEAK in B only, on the %s path: kernel memory it cannot reclaim\n"
-		       "  grows in B and not in A.\n", b->path ? b->path : "(no one)");
-	else if (la && lb)
-		printf("LEAK in both runs: A on the %s path, B on the %s path.\n",
-		       a->path ? a->path : "(no one)", b->path ? b->path : "(no one)");
-	else if (la)
-		printf("LEAK in A only, on the %s path; B does not leak.\n",
-		       a->path ? a->path : "(no one)");
-	else
-		printf("No leak in either run: A %s, B %s.\n", ps_vstate_name(a->st.state),
-		       ps_vstate_name(b->st.state));
-}
-
 static int cmd_diff(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "rules", required_argument, NULL, 'r' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 } };
 	struct ps_run *ra = NULL, *rb = NULL;
@@ -63,16 +31,30 @@ static int cmd_diff(int argc, char **argv)
 	struct ps_diff d = { 0 };
 	struct ps_verdict va, vb;
 	struct ps_rules *rs = NULL;
-	char rbuf[PATH_MAX], err[512] = "", lb[256], s1[32], s2[32];
+	char rbuf[PATH_MAX], err[512] = "";
 	const char *rules_path = NULL;
-	unsigned top = 15, unconfirmed = 0;
-	size_t shown;
+	enum ps_fmt fmt = PS_FMT_TEXT;
+	unsigned top = 15;
 	int c, rc = PS_EXIT_FAIL;
 
 	while ((c = getopt_long(argc, argv, "r:n:h", opts, NULL)) != -1) {
-		if (c == 'r')
+		if (c == 'r') {
 			rules_path = optarg;
-		else if (c == 'n') {
+		} else if (c == 'f') {
+			if (!strcmp(optarg, "text"))
+				fmt = PS_FMT_TEXT;
+			else if (!strcmp(optarg, "csv"))
+				fmt = PS_FMT_CSV;
+			else if (!strcmp(optarg, "json"))
+				fmt = PS_FMT_JSON;
+			else if (!strcmp(optarg, "markdown") || !strcmp(optarg, "md"))
+				fmt = PS_FMT_MD;
+			else {
+				fprintf(stderr, "poolscope diff: --format: expected text, csv, json "
+					"or markdown, got '%s'\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+		} else if (c == 'n') {
 			if (ps_parse_uint(optarg, 0, UINT_MAX, &top)) {
 				fprintf(stderr, "poolscope diff: --top: expected a number >= 0, "
 					"got '%s'\n", optarg);
@@ -81,18 +63,21 @@ static int cmd_diff(int argc, char **argv)
 		} else {
 			FILE *f = c == 'h' ? stdout : stderr;
 
-			fprintf(f, "usage: poolscope diff A B [--rules FILE] [--top N]\n"
+			fprintf(f, "usage: poolscope diff A B [--rules FILE] [--top N] "
+				"[--format text|csv|json|markdown]\n"
 				"Tags growing in B but not in A (growth per second, or per IO when both\n"
-				"runs have workload counters; at least 64 KiB over run B), then per-path\n"
-				"totals side by side.\n"
+				"runs have workload counters; at least 64 KiB over run B), then the\n"
+				"paths of both runs side by side.\n"
 				"  -n, --top N       list N tags (default 15, 0 = all)\n"
+				"      --format F    text (80 columns), csv, json, markdown\n"
 				"  -r, --rules FILE  attribution rules (default analysis/rules/default.rules)\n"
 				"EXAMPLES\n  poolscope diff local.db remote.db\n");
 			return c == 'h' ? PS_EXIT_OK : PS_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 2) {
-		fprintf(stderr, "usage: poolscope diff A B [--rules FILE] [--top N]\n");
+		fprintf(stderr, "usage: poolscope diff A B [--rules FILE] [--top N] "
+			"[--format text|csv|json|markdown]\n");
 		return PS_EXIT_USAGE;
 	}
 	if (!rules_path) {
@@ -132,39 +117,7 @@ static int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "poolscope diff: out of memory\n");
 		goto out;
 	}
-	print_sentence(&va, &vb);
-	{
-		char line[1024];
-
-		snprintf(line, sizeof(line), "  A %s: %s", argv[optind], va.summary);
-		ps_print_wrapped(stdout, line, 2);
-		snprintf(line, sizeof(line), "  B %s: %s", argv[optind + 1], vb.summary);
-		ps_print_wrapped(stdout, line, 2);
-		putchar('\n');
-	}
-	printf("growth per %s: A %s, B %s\n", d.per_io ? "IO" : "second", argv[optind],
-	       argv[optind + 1]);
-	printf("%-32s %9s %9s %s\n", "TAG (growing in B, not in A)", "A", "B", "CLASS");
-	/* --top 0 lists every tag, as in report */
-	for (shown = 0; shown < d.nrows && (!top || shown < top); shown++) {
-		const struct ps_diff_row *dr = &d.rows[shown];
-		const struct ps_report_row *w = dr->row;
-
-		ps_tag_label(&w->ts->tag, lb, sizeof(lb));
-		lb[32] = '\0';
-		fmt_norm(s1, sizeof(s1), dr->a);
-		fmt_norm(s2, sizeof(s2), dr->b);
-		printf("%-32s %9.9s %9.9s %.24s%s\n", lb, s1, s2, w->a.cls,
-		       w->slab.unconfirmed ? " ?" : "");
-		unconfirmed += w->slab.unconfirmed;
-	}
-	if (!shown)
-		printf("(none)\n");
-	if (unconfirmed)
-		printf("? /proc/slabinfo grew less: frees on untraced paths taken out of B\n");
-	printf("\nper path, A then B:\n");
-	ps_report_print_paths(stdout, &va, PS_FMT_TEXT);
-	ps_report_print_paths(stdout, &vb, PS_FMT_TEXT);
+	ps_diff_print(stdout, &d, &va, &vb, argv[optind], argv[optind + 1], top, fmt);
 	rc = ps_finish_stdout(PS_EXIT_OK);
 out:
 	ps_diff_free(&d);

@@ -18,13 +18,16 @@
 #include "userspace/lib/trace/trace.h"
 #include "analysis/analysis.h"
 #include "analysis/verdict.h"
+#include "analysis/view.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: poolscope report TRACE [--by tag|path] [--top N] [--format text|csv|json|markdown]\n"
+		"usage: poolscope report TRACE [--by tag|path] [--top N]\n"
+		"                        [--format text|csv|json|markdown]\n"
 		"                        [--domain kernel|reclaimable|user|all] [--from T] [--to T]\n"
-		"                        [--rules FILE]\n"
+		"                        [--sort KEY] [--kind K] [--path P] [--tag GLOB] [--comm GLOB]\n"
+		"                        [--stacks GLOB] [--rules FILE]\n"
 		"The verdict first (leak, growing, plateau or stable, on which path, confirmed by\n"
 		"which counter), then the top tags of the domain with class, evidence and trend,\n"
 		"then a few of the other domains.\n"
@@ -35,10 +38,21 @@ static void usage(FILE *f)
 		"      --from T       start of the window (e.g. 10s: skip warm-up; default: the\n"
 		"                     start, or the workload's first IO when the trace has one)\n"
 		"      --to T         end of the window (default: the end, or its last IO)\n"
+		"      --sort KEY     list by rank (default: strongest suspect first), growth,\n"
+		"                     rate, live (END) or allocs\n"
+		"      --kind K       only tags of kind K (slab, kmalloc, page, percpu, pool)\n"
+		"      --path P       only tags of path P or under it (network, file-services/...)\n"
+		"      --tag GLOB     only tags whose label matches ('kmalloc-*@smb2_*')\n"
+		"      --comm GLOB    only tags of tasks matching (split by task, or a sampled\n"
+		"                     stack of one); filters choose rows, the verdict reads all\n"
+		"      --stacks GLOB  the sampled stacks of the matching tags with their bytes\n"
+		"                     (--top stacks per tag, default 5) instead of the report\n"
 		"  -r, --rules FILE   attribution rules (default analysis/rules/default.rules)\n"
 		"EXAMPLES\n"
 		"  poolscope report run.db\n"
-		"  poolscope report run.db --from 5s --format json\n");
+		"  poolscope report run.db --from 5s --format json\n"
+		"  poolscope report run.db --kind slab --sort rate\n"
+		"  poolscope report run.db --stacks 'filp@*'\n");
 }
 
 static int cmd_report(int argc, char **argv)
@@ -51,6 +65,12 @@ static int cmd_report(int argc, char **argv)
 		{ "rules", required_argument, NULL, 'r' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "domain", required_argument, NULL, 'D' },
+		{ "sort", required_argument, NULL, 'S' },
+		{ "kind", required_argument, NULL, 'K' },
+		{ "path", required_argument, NULL, 'P' },
+		{ "tag", required_argument, NULL, 'G' },
+		{ "comm", required_argument, NULL, 'C' },
+		{ "stacks", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 } };
 	const char *rules_path = NULL;
@@ -59,9 +79,11 @@ static int cmd_report(int argc, char **argv)
 	uint64_t from = 0, to = UINT64_MAX;
 	struct ps_rules *rs = NULL;
 	struct ps_run *run = NULL;
-	struct ps_report rep = { 0 };
+	struct ps_report rep = { 0 }, view = { 0 };
+	struct ps_view_opts vo = { 0 };
+	const char *stacks = NULL;
 	unsigned top = 15;
-	bool by_path = false, window_set = false;
+	bool by_path = false, window_set = false, top_set = false;
 	const char *domain = PS_DOMAIN_KERNEL;
 	struct ps_verdict v;
 	int c, rc;
@@ -81,7 +103,37 @@ static int cmd_report(int argc, char **argv)
 				return PS_EXIT_USAGE;
 			}
 			break;
+		case 'S':
+			if (ps_sort_parse(optarg, &vo.sort)) {
+				fprintf(stderr, "poolscope report: --sort: expected rank, growth, "
+					"rate, live or allocs, got '%s'\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
+		case 'K':
+			if (strcmp(optarg, PS_KIND_SLAB) && strcmp(optarg, PS_KIND_KMALLOC) &&
+			    strcmp(optarg, PS_KIND_PAGE) && strcmp(optarg, PS_KIND_PERCPU) &&
+			    strcmp(optarg, PS_KIND_POOL)) {
+				fprintf(stderr, "poolscope report: --kind: expected slab, kmalloc, "
+					"page, percpu or pool, got '%s'\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			vo.kind = optarg;
+			break;
+		case 'P':
+			vo.path = optarg;
+			break;
+		case 'G':
+			vo.tag = optarg;
+			break;
+		case 'C':
+			vo.comm = optarg;
+			break;
+		case 'k':
+			stacks = optarg;
+			break;
 		case 'n':
+			top_set = true;
 			if (ps_parse_uint(optarg, 0, UINT_MAX, &top)) {
 				fprintf(stderr, "poolscope report: --top: expected a number >= 0, "
 					"got '%s'\n", optarg);
@@ -136,6 +188,17 @@ static int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return PS_EXIT_USAGE;
 	}
+	if (stacks && (by_path || vo.kind || vo.path || vo.tag || vo.comm ||
+		       vo.sort != PS_SORT_RANK)) {
+		fprintf(stderr, "poolscope report: --stacks lists one tag's stacks: it goes without "
+			"--by, --sort and the filters\n");
+		return PS_EXIT_USAGE;
+	}
+	if (by_path && (vo.kind || vo.path || vo.tag || vo.comm || vo.sort != PS_SORT_RANK)) {
+		fprintf(stderr, "poolscope report: --by path lists the paths: --sort and the "
+			"filters choose tags\n");
+		return PS_EXIT_USAGE;
+	}
 	if (!rules_path) {
 		if (ps_default_rules_path(rbuf, sizeof(rbuf))) {
 			fprintf(stderr, "poolscope report: default rules not found "
@@ -183,12 +246,37 @@ static int cmd_report(int argc, char **argv)
 		rc = PS_EXIT_FAIL;
 		goto out;
 	}
-	if (by_path)
+	if (stacks) {
+		rc = ps_print_stacks(stdout, &rep, stacks, top_set ? top : 5, fmt);
+		if (rc == -ENOENT) {
+			fprintf(stderr, "poolscope report: %s: no tag matches '%s' (the labels are "
+				"those of 'report --top 0', e.g. 'filp@alloc_empty_file+0x3c')\n",
+				argv[optind], stacks);
+			rc = PS_EXIT_FAIL;
+			goto out;
+		}
+		if (rc) {
+			fprintf(stderr, "poolscope report: %s: %s\n", argv[optind], ps_strerror(rc));
+			rc = PS_EXIT_FAIL;
+			goto out;
+		}
+		rc = ps_finish_stdout(PS_EXIT_OK);
+		goto out;
+	}
+	if (by_path) {
 		ps_report_print_paths(stdout, &v, fmt == PS_FMT_MD ? PS_FMT_TEXT : fmt);
-	else
-		ps_report_print(stdout, &rep, &v, fmt, (size_t)top);
+	} else {
+		rc = ps_view_build(&view, &rep, &vo);
+		if (rc) {
+			fprintf(stderr, "poolscope report: %s: %s\n", argv[optind], ps_strerror(rc));
+			rc = PS_EXIT_FAIL;
+			goto out;
+		}
+		ps_report_print(stdout, &view, &v, fmt, (size_t)top);
+	}
 	rc = ps_finish_stdout(PS_EXIT_OK);
 out:
+	ps_view_free(&view);
 	ps_report_free(&rep);
 	ps_run_free(run);
 	ps_rules_free(rs);

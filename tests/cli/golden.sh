@@ -162,7 +162,9 @@ has report_linux_top3.txt "tracked growth +68.5 MiB" top3-totals-all-tags
 	"$EXP/report_linux_top3.txt" | wc -l)" = 3 ] && echo "ok hand/top3-rows" \
 	|| { echo "FAIL hand/top3-rows: expected 3 tags in the kernel section"; failed=1; }
 # diff: per IO, remote 30 x 1000, local 30 x 3000; the leak 58 MiB / 30000 = 2027.25 B
-has diff_local_linux.txt "growth per IO: A local.db, B linux.db" diff-per-io
+has diff_local_linux.txt "growth per IO (bytes per IO), A local.db, B linux.db" diff-per-io
+has diff_local_linux.txt "TAG (growing in B, not in A)         A /IO     B /IO CLASS" diff-unit-header
+has diff_local_linux.txt "file-services  -                -          - | leak     +58.5 MiB  +2.00 MiB" diff-paths-side-by-side
 has diff_local_linux.txt "kmalloc-256@smb2_read+0x1a2            0 B +1.98 KiB file-services/smb-server" diff-leak
 has diff_local_linux.txt "LEAK in B only, on the file-services path" diff-sentence
 # maple_node's cache grows in B only (flat in A): listed; dentry grows in both, allocate_slab

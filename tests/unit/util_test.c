@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The portable helpers: the median by selection against a sort of the same values, on runs
- * with ties, sorted and reversed input, and random values.
+ * with ties, sorted and reversed input, and random values; the size formatter's width.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +58,28 @@ TEST(median_equals_sort)
 		}
 		memcpy(w, v, n * sizeof(*v));
 		if (!ASSERT_NEAR(ps_median(w, n), sorted_median(v, n), 1e-9, "median of a round"))
+			return;
+	}
+}
+
+/*
+ * Sizes keep three significant digits, decided after rounding, so that a signed size fits the
+ * report's 9-column cells: 99.96 KiB is "+100 KiB", never "+100.0 KiB".
+ */
+TEST(fmt_bytes_width)
+{
+	static const struct { double v; const char *want; } c[] = {
+		{ 99.96 * 1024, "+100 KiB" }, { 99.94 * 1024, "+99.9 KiB" },
+		{ 9.996 * 1024, "+10.0 KiB" }, { 9.994 * 1024, "+9.99 KiB" },
+		{ 1023.4 * 1024, "+1023 KiB" }, { -4.76 * 1024 * 1024, "-4.76 MiB" },
+		{ 1000, "+1000 B" }, { 0, "0 B" },
+	};
+	char b[32];
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		ps_fmt_bytes(b, sizeof(b), c[i].v, true);
+		if (!ASSERT_STREQ(b, c[i].want, "formatted size") ||
+		    !ASSERT_TRUE(strlen(b) <= 9, "fits 9 columns"))
 			return;
 	}
 }

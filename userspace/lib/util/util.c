@@ -36,7 +36,9 @@ char *ps_fmt_bytes(char *buf, size_t len, double bytes, bool signed_)
 	if (i == 0)
 		snprintf(buf, len, "%s%.0f B", sign, v);
 	else
-		snprintf(buf, len, "%s%.*f %s", sign, v < 10 ? 2 : v < 100 ? 1 : 0, v, unit[i]);
+		/* three significant digits, decided after rounding: 99.96 is "100", not "100.0" */
+		snprintf(buf, len, "%s%.*f %s", sign, round(v * 100) < 1000 ? 2 :
+			 round(v * 10) < 1000 ? 1 : 0, v, unit[i]);
 	return buf;
 }
 
