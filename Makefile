@@ -117,7 +117,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Werror=u
 # Core: portable C with no libbpf and no Linux-only API, so tests and converters run without root.
 CORE_SRCS := $(wildcard userspace/lib/*/*.c analysis/*.c)
 # The binary: command table, commands, recorder and workload (Linux).
-BIN_SRCS  := $(wildcard userspace/*.c userspace/record/*.c userspace/load/*.c)
+BIN_SRCS  := $(wildcard userspace/*.c userspace/record/*.c userspace/load/*.c userspace/top/*.c)
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 TEST_SRCS := $(wildcard tests/unit/*_test.c)
 TEST_HARNESS := tests/unit/harness.c
@@ -322,12 +322,14 @@ $(O)/man/%.1: docs/commands/%.md
 # The binary, and beside it in share/poolscope the data it looks for relative to itself
 # (userspace/cmd-report.c, cmd-plot.c: ../share/poolscope from the binary's directory): the
 # default rules and the gnuplot scripts. poolscope-win.exe runs on Windows and is not installed.
-# and the man pages (docs/commands, built by the rule above).
+# and the man pages (docs/commands, built by the rule above) and the bash completion.
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 BINDIR    := $(PREFIX)/bin
 DATADIR   := $(PREFIX)/share/poolscope
 MAN1DIR   := $(PREFIX)/share/man/man1
+# bash-completion looks in share/bash-completion/completions of every XDG data directory
+COMPDIR   := $(PREFIX)/share/bash-completion/completions
 PLOT_SCRIPTS := $(wildcard plots/*.gp)
 install: $(POOLSCOPE) $(MAN_PAGES)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
@@ -335,6 +337,8 @@ install: $(POOLSCOPE) $(MAN_PAGES)
 	$(Q)install -m 0755 $(POOLSCOPE) '$(DESTDIR)$(BINDIR)/poolscope'
 	$(Q)install -m 0644 analysis/rules/default.rules '$(DESTDIR)$(DATADIR)/default.rules'
 	$(Q)install -m 0644 $(PLOT_SCRIPTS) '$(DESTDIR)$(DATADIR)/plots/'
+	$(Q)install -d '$(DESTDIR)$(COMPDIR)'
+	$(Q)install -m 0644 userspace/completion/poolscope '$(DESTDIR)$(COMPDIR)/poolscope'
 ifneq ($(strip $(MAN_PAGES)),)
 	$(Q)install -d '$(DESTDIR)$(MAN1DIR)'
 	$(Q)install -m 0644 $(MAN_PAGES) '$(DESTDIR)$(MAN1DIR)/'
@@ -343,6 +347,7 @@ endif
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f '$(DESTDIR)$(BINDIR)/poolscope' '$(DESTDIR)$(DATADIR)/default.rules' \
+		'$(DESTDIR)$(COMPDIR)/poolscope' \
 		$(foreach f,$(notdir $(PLOT_SCRIPTS)),'$(DESTDIR)$(DATADIR)/plots/$(f)') \
 		$(foreach f,$(notdir $(MAN_PAGES)),'$(DESTDIR)$(MAN1DIR)/$(f)')
 	$(Q)rmdir '$(DESTDIR)$(DATADIR)/plots' '$(DESTDIR)$(DATADIR)' 2>/dev/null || true
@@ -354,7 +359,8 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzm
 	libtraceevent-dev gnuplot-nox samba smbclient libsmbclient-dev mingw-w64 liburing-dev \
 	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0 \
 	go-md2man jq xz-utils zstd wine64 \
-	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev golang-go prometheus time
+	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev golang-go prometheus time \
+	tmux bash-completion
 # ksmbd-tools conflicts with samba as a package: its binaries are unpacked under $(O) instead.
 KSMBD_TOOLS := $(O)/ksmbd-tools
 deps:

@@ -22,54 +22,6 @@ static void class_cell(const struct ps_report_row *w, char *buf, size_t len)
 		 show_cx ? " [" : "", show_cx ? cx : "", show_cx ? "]" : "");
 }
 
-/*
- * A label in at most w columns (w >= 26): the call site loses its offset first, then the site
- * and, if it must, the cache are cut, each marked '~' where it was. Full labels are in csv,
- * json and markdown.
- */
-static void short_label(const char *lb, char *out, size_t w)
-{
-	const char *at = strchr(lb, '@'), *site = at ? at + 1 : NULL;
-	size_t nn = at ? (size_t)(at - lb) : strlen(lb), ns, bn, bs, o = 0;
-
-	if (strlen(lb) <= w || !at) {
-		bool cut = strlen(lb) > w;
-
-		memcpy(out, lb, cut ? w - 1 : strlen(lb));
-		o = cut ? w - 1 : strlen(lb);
-		if (cut)
-			out[o++] = '~';
-		out[o] = '\0';
-		return;
-	}
-	ns = strcspn(site, "+");
-	if (nn + 1 + ns <= w) {
-		bn = nn;
-		bs = ns;
-	} else {
-		/*
-		 * the cache keeps up to 16 columns (all of kmalloc-192, ext4_inode_cache: a
-		 * bucket's size must not be cut), the site the rest, at least 8
-		 */
-		bn = nn < 16 ? nn : 16;
-		if (w - 1 - bn > ns)
-			bn = w - 1 - ns;
-		if (w - 1 - bn < 8)
-			bn = w - 1 - 8;
-		bs = w - 1 - bn;
-	}
-	memcpy(out, lb, bn < nn ? bn - 1 : bn);
-	o = bn < nn ? bn - 1 : bn;
-	if (bn < nn)
-		out[o++] = '~';
-	out[o++] = '@';
-	memcpy(out + o, site, bs < ns ? bs - 1 : bs);
-	o += bs < ns ? bs - 1 : bs;
-	if (bs < ns)
-		out[o++] = '~';
-	out[o] = '\0';
-}
-
 /* A line of at most 79 columns. */
 static void put_line79(FILE *f, char *lb)
 {
@@ -86,7 +38,7 @@ static void text_row(FILE *f, const struct ps_report *rep, const struct ps_repor
 	char sl[32];
 
 	ps_tag_label(&w->ts->tag, lb, sizeof(lb));
-	short_label(lb, sl, 28);
+	ps_label_short(lb, sl, 28);
 	fprintf(f, "%-28s %-7.7s %9.9s %9.9s %9.9s %s\n", sl, w->ts->tag.kind, b1, b2, b3, trend);
 	/*
 	 * 79 columns: a long evidence loses its "(rule N)", then its last words,

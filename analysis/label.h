@@ -16,4 +16,10 @@
  */
 const char *ps_tag_label(const struct ps_tag *t, char *buf, size_t len);
 
+/*
+ * lb in at most w columns (w >= 26; out holds w + 1): the site's offset goes first, then the
+ * site and, past 16 columns, the name are cut, each marked '~' where it was.
+ */
+void ps_label_short(const char *lb, char *out, size_t w);
+
 #endif

@@ -45,7 +45,7 @@ else bad make-install "$(tail -5 "$d/make.out")"; exit 1; fi
 
 missing=
 for f in usr/bin/poolscope usr/share/poolscope/default.rules usr/share/poolscope/plots/growth.gp \
-	 usr/share/poolscope/plots/diff.gp; do
+	 usr/share/poolscope/plots/diff.gp usr/share/bash-completion/completions/poolscope; do
 	[ -f "$dest/$f" ] || missing="$missing $f"
 done
 if [ -z "$missing" ] && [ -x "$dest/usr/bin/poolscope" ]; then ok layout
