@@ -211,6 +211,13 @@ struct groups {
 	int *of;	/* [rep->nrows] */
 };
 
+static bool is_windows(const struct ps_run *r)
+{
+	const char *os = ps_run_meta(r, PS_META_OS);
+
+	return os && !strcmp(os, PS_OS_WINDOWS);
+}
+
 /* A row that is drawn at all: pages backing slabs are counted by the slabs already. */
 static bool drawn(const struct ps_report_row *w)
 {
@@ -296,7 +303,8 @@ static void group_paths(const struct ps_report *rep, struct groups *g)
 		snprintf(g->name[p], sizeof(g->name[0]), "path %s (kernel)", names[order[p]]);
 	}
 	g->n = np;
-	snprintf(g->name[g->n++], sizeof(g->name[0]), "reclaimable (page cache, reclaimable slabs)");
+	snprintf(g->name[g->n++], sizeof(g->name[0]), "%s", is_windows(rep->run) ?
+		 "reclaimable (paged pool)" : "reclaimable (page cache, reclaimable slabs)");
 	snprintf(g->name[g->n++], sizeof(g->name[0]), "process memory");
 	for (size_t i = 0; i < rep->nrows; i++) {
 		const struct ps_report_row *w = &rep->rows[i];
@@ -407,7 +415,9 @@ static int plot_one(const struct ps_run *r, const char *path, const struct plot_
 		fprintf(f, "\t%s", g->name[i]);
 	ncol = 2 + (int)g->n;
 	if (u) {
-		snprintf(ulabel, sizeof(ulabel), "%s%s (meminfo)", uname, abs_live ? "" : " growth");
+		/* where the counter comes from: /proc/meminfo, or the Windows trace's own counter */
+		snprintf(ulabel, sizeof(ulabel), "%s%s (%s)", uname, abs_live ? "" : " growth",
+			 is_windows(r) ? "system counter" : "meminfo");
 		fprintf(f, "\t%s", ulabel);
 		ucol = ++ncol;
 		/* a long trace read as points: the band of each point's smallest to largest value */

@@ -61,6 +61,14 @@ f=$("$POOLSCOPE" report "$db" --format json --kind page | jq -r .filter)
 "$POOLSCOPE" report "$db" --kind page | grep -q '^shown: --kind page: [0-9]* of [0-9]* tags' &&
 	ok filter-note || bad filter-note "no 'shown:' line"
 
+# --by path: top-level paths only, whose growth adds up to the domain's (no parent counted twice)
+for t in linux windows local; do
+	"$POOLSCOPE" report "$d/$t.db" --format json | jq -e '(.paths | map(.path | contains("/")) | any | not)
+		and ([.paths[].growth_bytes] | add) == .verdict.growth_bytes' > /dev/null ||
+		bad "paths-add-up-$t" "$("$POOLSCOPE" report "$d/$t.db" --by path --format csv | tr '\n' ' ')"
+done
+[ $failed = 0 ] && ok paths-add-up
+
 # --stacks: per tag, the stacks' bytes add up to the report's END
 "$POOLSCOPE" report "$db" --stacks '*' --top 0 --format csv > "$d/st.csv" || bad stacks "exit $?"
 python3 - "$d/st.csv" "$d/all.csv" <<'PY' && ok stacks-add-up || bad stacks-add-up "see above"

@@ -40,7 +40,7 @@ want=$("$POOLSCOPE" report "$d/linux.db" --top 8 --format csv | tail -n +2 | cut
 got=$(grep -o '<title>[^<]*@[^<]*' "$d/linux.svg" | sed 's/<title>//' | paste -sd' ')
 [ -n "$want" ] && [ "$got" = "$want" ] || fail "linux.svg stacks '$got', the report ranks '$want'"
 "$POOLSCOPE" plot "$d/windows.db" -o "$d/win.svg" --top 3 || fail "windows svg"
-check_svg "$d/win.svg" "LSbf" "NonPagedPool growth (meminfo)" "other (6 tags)"
+check_svg "$d/win.svg" "LSbf" "NonPagedPool growth (system counter)" "other (6 tags)"
 grep -q "IOPS" "$d/win.svg" && fail "windows plot has an IOPS line without workload rows"
 "$POOLSCOPE" plot "$d/windows.db" -o "$d/win.png" || fail "windows png"
 check_png "$d/win.png"
