@@ -232,6 +232,11 @@ bool ps_class_retained(const struct ps_class_ctrs *c, uint32_t from, uint32_t k,
 int ps_exact_shape(struct ps_report *rep);
 /* A row's live bytes at interval k with the untraced frees taken out (k within the window). */
 int64_t ps_row_live(const struct ps_report *rep, const struct ps_report_row *w, uint32_t k);
+/*
+ * A row's rate as the report shows it (RATE/s): the least-squares rate scaled as its GROWTH
+ * where untraced frees or the exact counters changed it.
+ */
+double ps_row_rate(const struct ps_report_row *w);
 /* Ranks rows, strongest suspect first, slab-backing pages last (the report's order). */
 void ps_rank_rows(struct ps_report_row *rows, size_t n);
 
@@ -251,7 +256,9 @@ void ps_print_wrapped(FILE *f, const char *s, int indent);
 /*
  * The sampled stacks of the tags whose label matches glob (fnmatch), each with its part of the
  * tag's live bytes and allocations over the report's window (stackshare.h), top per tag (0:
- * all); text (and markdown), csv or json. -ENOENT when no tag matches, -ENOMEM.
+ * all); text (and markdown), csv or json. -ENOENT when no tag matches, -ENODATA when those
+ * that match hold nothing and allocated nothing in the window or are pages under slabs,
+ * -ENOMEM.
  */
 int ps_print_stacks(FILE *f, const struct ps_report *rep, const char *glob, size_t top,
 		    enum ps_fmt fmt);

@@ -63,15 +63,27 @@ static void print_entry_text(FILE *f, const struct ps_stack_share *e, int64_t to
 	}
 }
 
+static void csv_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
 static void print_entry_csv(FILE *f, const struct ps_stack_share *e, int64_t total)
 {
 	char lb[256], fr[320];
 
-	fprintf(f, "\"%s\",%" PRId64 ",%s,%" PRId64 ",%.4f,%" PRId64 ",\"%s\",\"",
-		ps_tag_label(&e->ts->tag, lb, sizeof(lb)), e->ts->tag.id,
+	csv_str(f, ps_tag_label(&e->ts->tag, lb, sizeof(lb)));
+	fprintf(f, ",%" PRId64 ",%s,%" PRId64 ",%.4f,%" PRId64 ",", e->ts->tag.id,
 		e->ts->tag.ctx ? e->ts->tag.ctx : "", e->inuse_bytes,
-		total > 0 ? (double)e->inuse_bytes / (double)total : 0.0, e->alloc_objs,
-		e->st && e->st->comm ? e->st->comm : "");
+		total > 0 ? (double)e->inuse_bytes / (double)total : 0.0, e->alloc_objs);
+	csv_str(f, e->st && e->st->comm ? e->st->comm : "");
+	fputs(",\"", f);
 	for (uint32_t k = 0; e->st && k < e->st->nframes; k++) {
 		frame_text(&e->st->frames[k], fr, sizeof(fr));
 		for (char *p = fr; *p; p++)
@@ -176,5 +188,11 @@ int ps_print_stacks(FILE *f, const struct ps_report *rep, const char *glob, size
 		fprintf(f, "]}\n");
 	free(idx);
 	free(e);
-	return ntags ? 0 : -ENOENT;
+	if (ntags)
+		return 0;
+	/* a label that exists but has nothing to show is not one that does not exist */
+	for (size_t i = 0; i < rep->nrows; i++)
+		if (!fnmatch(glob, ps_tag_label(&rep->rows[i].ts->tag, lb, sizeof(lb)), 0))
+			return -ENODATA;
+	return -ENOENT;
 }

@@ -217,9 +217,7 @@ static void rows_of(FILE *f, const struct ps_report *rep, const struct ps_verdic
 		class_cell(w, cls, sizeof(cls));
 		ps_fmt_bytes(b1, sizeof(b1), (double)w->g.end, false);
 		ps_fmt_bytes(b2, sizeof(b2), (double)w->adj_growth, true);
-		ps_fmt_bytes(b3, sizeof(b3), w->g.rate * (w->g.growth > 0 && (w->exact_shape ||
-			     w->adj_growth < w->g.growth) ?
-			     (double)w->adj_growth / (double)w->g.growth : 1.0), true);
+		ps_fmt_bytes(b3, sizeof(b3), ps_row_rate(w), true);
 		if (md)
 			md_row(f, w, cls, b1, b2, b3, trend);
 		else

@@ -7,6 +7,12 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+
+double ps_row_rate(const struct ps_report_row *w)
+{
+	return w->g.rate * (w->g.growth > 0 && (w->exact_shape || w->adj_growth < w->g.growth) ?
+			    (double)w->adj_growth / (double)w->g.growth : 1.0);
+}
 #include "userspace/lib/util/util.h"
 
 static int row_cmp(const void *a, const void *b)

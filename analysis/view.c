@@ -62,7 +62,7 @@ static double key(const struct ps_report_row *w)
 	case PS_SORT_GROWTH:
 		return (double)w->adj_growth;
 	case PS_SORT_RATE:
-		return w->g.rate;
+		return ps_row_rate(w);	/* the RATE/s the report shows */
 	case PS_SORT_LIVE:
 		return (double)w->g.end;
 	case PS_SORT_ALLOCS:
@@ -77,8 +77,12 @@ static int by_key(const void *a, const void *b)
 {
 	const struct ps_report_row *x = *(const struct ps_report_row *const *)a;
 	const struct ps_report_row *y = *(const struct ps_report_row *const *)b;
+	bool bx = x->ts->tag.flags & PS_TAG_F_SLAB_BACKING, by = y->ts->tag.flags & PS_TAG_F_SLAB_BACKING;
 	double kx = key(x), ky = key(y);
 
+	/* pages under slabs are the slabs' bytes counted again: last, whatever the key */
+	if (bx != by)
+		return bx ? 1 : -1;
 	if (kx != ky)
 		return kx > ky ? -1 : 1;
 	return x < y ? -1 : x > y;	/* the report's order: rows are one array */

@@ -172,17 +172,22 @@ static int run_gnuplot(const char *script, const struct plot_opts *o, char *cons
 	return 0;
 }
 
+/* k='v' for gnuplot -e: inside single quotes a quote is written twice. */
 static char *quote(const char *k, const char *v)
 {
-	char *s;
-	size_t n = strlen(k) + strlen(v) + 8;
+	size_t n = strlen(k) + 2 * strlen(v) + 8, o;
+	char *s = malloc(n);
 
-	s = malloc(n);
-	if (s)
-		snprintf(s, n, "%s='%s'", k, v);
-	for (char *p = s ? strchr(s, '=') + 2 : NULL; p && *p; p++)
-		if (*p == '\'' && p[1])
-			*p = '`';
+	if (!s)
+		return NULL;
+	o = (size_t)snprintf(s, n, "%s='", k);
+	for (; *v; v++) {
+		if (*v == '\'')
+			s[o++] = '\'';
+		s[o++] = *v;
+	}
+	s[o++] = '\'';
+	s[o] = '\0';
 	return s;
 }
 
@@ -374,7 +379,7 @@ static int plot_one(const struct ps_run *r, const char *path, const struct plot_
 
 	if (!r->nintervals) {
 		fprintf(stderr, "poolscope plot: %s: no intervals to plot\n", path);
-		return -EINVAL;
+		return -ENOENT;	/* said: the caller adds nothing */
 	}
 	ret = o->by_path ? ps_report_build(&rep, r, o->rs, 0, UINT64_MAX) :
 			   ps_report_rank(&rep, r, 0, UINT64_MAX);

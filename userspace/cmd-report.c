@@ -248,6 +248,13 @@ static int cmd_report(int argc, char **argv)
 	}
 	if (stacks) {
 		rc = ps_print_stacks(stdout, &rep, stacks, top_set ? top : 5, fmt);
+		if (rc == -ENODATA) {
+			fprintf(stderr, "poolscope report: %s: the tags matching '%s' hold no live "
+				"bytes and allocated nothing in the window, or are pages under slabs "
+				"(their slab tags count them)\n", argv[optind], stacks);
+			rc = PS_EXIT_FAIL;
+			goto out;
+		}
 		if (rc == -ENOENT) {
 			fprintf(stderr, "poolscope report: %s: no tag matches '%s' (the labels are "
 				"those of 'report --top 0', e.g. 'filp@alloc_empty_file+0x3c')\n",

@@ -106,19 +106,41 @@ static void term_size(int *rows, int *cols)
 	}
 }
 
-/* The trace as it stands; NULL with why filled while there is nothing to read yet. */
-static struct ps_run *reload(const char *path, char *why, size_t len)
+/* A file shorter than SQLite's header that is what its start will be: being created. */
+static bool creating(const char *path)
+{
+	static const char magic[16] = "SQLite format 3";
+	char head[16];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, head, sizeof(head));
+	close(fd);
+	return n >= 0 && !memcmp(head, magic, (size_t)n);
+}
+
+/*
+ * The trace as it stands; NULL with why filled while there is nothing to read, and *fatal set
+ * when what is there is not a trace (a file not yet past its SQLite header is one being
+ * created: waited for).
+ */
+static struct ps_run *reload(const char *path, char *why, size_t len, bool *fatal)
 {
 	struct ps_run *r = NULL;
 	char err[512] = "";
 	struct stat sb;
 
-	if (stat(path, &sb)) {
+	*fatal = false;
+	why[0] = '\0';
+	if (stat(path, &sb) || (S_ISREG(sb.st_mode) && sb.st_size < 100 && creating(path))) {
 		snprintf(why, len, "waiting for %s", path);
 		return NULL;
 	}
 	if (ps_run_load(&r, path, err, sizeof(err))) {
 		snprintf(why, len, "%s", err);
+		*fatal = true;
 		return NULL;
 	}
 	return r;
@@ -141,7 +163,10 @@ static void draw(const struct ps_run *r, const struct ps_rules *rs, const struct
 	ps_top_render(m, r, rs, st, src, why, prompt ? rows - 1 : rows, cols);
 	fclose(m);
 	if (tty) {
-		/* home and clear, then the frame at once: no flicker, no scrolling */
+		/* home and clear, then the frame at once: no flicker; no newline after the last
+		 * line, which would scroll the screen */
+		if (len && buf[len - 1] == '\n')
+			buf[--len] = '\0';
 		fputs("\033[H\033[2J", stdout);
 		for (char *p = buf; *p; p++) {
 			if (*p == '\n')
@@ -154,7 +179,9 @@ static void draw(const struct ps_run *r, const struct ps_rules *rs, const struct
 		fputs(buf, stdout);
 		fputc('\n', stdout);
 	}
-	fflush(stdout);
+	/* a reader that went away (top | head): stop, cleaning up as for q */
+	if (fflush(stdout) || ferror(stdout))
+		stop = 1;
 	free(buf);
 }
 
@@ -300,11 +327,16 @@ static int cmd_top(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
+	/* a closed pipe is a write error (draw() stops), not a death that skips the cleanup */
+	signal(SIGPIPE, SIG_IGN);
 	if (optind < argc) {
+		bool fatal;
+
 		src = argv[optind];
 		ps_strlcpy(tpath, src, sizeof(tpath));
 		/* a file that exists must be a trace; one that does not yet is waited for */
-		if (!access(src, F_OK) && !(r = reload(src, why, sizeof(why)))) {
+		r = reload(src, why, sizeof(why), &fatal);
+		if (fatal) {
 			fprintf(stderr, "poolscope top: %s\n", why);
 			goto out;
 		}
@@ -343,9 +375,13 @@ static int cmd_top(int argc, char **argv)
 			cat_file(log, stderr);
 			goto out;
 		}
+		bool fatal;
+
 		ps_run_free(r);
-		r = reload(tpath, why, sizeof(why));
-		draw(r, rs, &st, src, why, tty, editing ? glob : NULL);
+		r = reload(tpath, why, sizeof(why), &fatal);
+		if (!r && child && !fatal)
+			snprintf(why, sizeof(why), "starting the recorder");
+		draw(r, rs, &st, src, why[0] ? why : NULL, tty, editing ? glob : NULL);
 		if (batch && ++frames >= (int)batch)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -375,13 +411,13 @@ static int cmd_top(int argc, char **argv)
 					glob[n] = ch;
 					glob[n + 1] = '\0';
 				}
-				draw(r, rs, &st, src, why, tty, editing ? glob : NULL);
+				draw(r, rs, &st, src, why[0] ? why : NULL, tty, editing ? glob : NULL);
 			} else if (ch == '/') {
 				editing = true;
 				glob[0] = '\0';
-				draw(r, rs, &st, src, why, tty, glob);
+				draw(r, rs, &st, src, why[0] ? why : NULL, tty, glob);
 			} else if (key(ch, &st, r, rs)) {
-				draw(r, rs, &st, src, why, tty, NULL);
+				draw(r, rs, &st, src, why[0] ? why : NULL, tty, NULL);
 			}
 		}
 	}

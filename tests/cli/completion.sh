@@ -51,4 +51,9 @@ done
 [ $failed = 0 ] && ok options-of-every-command
 # traces for the commands that read them
 (cd "$d" && touch other.txt && check trace-files "empty.db foreign.db linux.db local.db notatrace.db windows.db" poolscope report '')
+# a name with a space is one completion
+mkdir "$d/sp" && touch "$d/sp/my run.db"
+(cd "$d/sp" && comp poolscope report my > /dev/null
+ [ "${#COMPREPLY[@]}" = 1 ] && [ "${COMPREPLY[0]}" = "my run.db" ] && ok space-in-name ||
+	bad space-in-name "got ${#COMPREPLY[@]} completions: ${COMPREPLY[*]}")
 exit $failed

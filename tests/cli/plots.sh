@@ -93,6 +93,10 @@ mkdir -p "$d/broken/plots" && printf 'set output out\nplot undefined_function(1)
 one_line gnuplot-error 1 "gnuplot failed (exit 1): .*undefined" \
 	env POOLSCOPE_PLOTS="$d/broken" "$POOLSCOPE" plot "$d/linux.db" -o "$d/b.png"
 [ -e "$d/b.png" ] && bad gnuplot-error-output "a failed plot left $d/b.png"
+# a quote in the output's name: the file named, not another
+mkdir "$d/q" && "$POOLSCOPE" plot "$d/linux.db" -o "$d/q/it's.png" > /dev/null 2> "$d/err"
+if [ -s "$d/q/it's.png" ] && [ "$(ls "$d/q" | wc -l)" = 1 ]; then ok quote-in-name
+else bad quote-in-name "$(ls "$d/q") $(cat "$d/err")"; fi
 one_line two-by-path 2 "--by path plots one trace" \
 	"$POOLSCOPE" plot "$d/local.db" "$d/linux.db" --by path -o "$d/c.png"
 exit $failed

@@ -90,6 +90,12 @@ int ps_top_render(FILE *f, const struct ps_run *r, const struct ps_rules *rs,
 		line(f, cols, buf);
 		return 0;
 	}
+	if (rows < 7) {
+		/* not even a row of tags fits under the five lines above them */
+		snprintf(buf, sizeof(buf), "poolscope top: %d lines are too few (at least 7)", rows);
+		line(f, cols, buf);
+		return 0;
+	}
 	rc = build(&rep, &v, r, rs, domain);
 	if (!rc) {
 		vo.kind = st->kind ? ps_top_kind_name(st->kind) : NULL;
@@ -140,9 +146,7 @@ int ps_top_render(FILE *f, const struct ps_run *r, const struct ps_rules *rs,
 		ps_fmt_bytes(b1, sizeof(b1), (double)w->g.end, false);
 		ps_fmt_bytes(b2, sizeof(b2), (double)w->adj_growth, true);
 		/* the report's RATE/s: scaled as GROWTH where untraced frees were taken out */
-		ps_fmt_bytes(b3, sizeof(b3), w->g.rate * (w->g.growth > 0 && (w->exact_shape ||
-			     w->adj_growth < w->g.growth) ?
-			     (double)w->adj_growth / (double)w->g.growth : 1.0), true);
+		ps_fmt_bytes(b3, sizeof(b3), ps_row_rate(w), true);
 		snprintf(buf, sizeof(buf), "%-*s %-7.7s %-13.13s %9.9s %9.9s %9.9s", tagw, sl,
 			 w->ts->tag.kind, w->a.cls, b1, b2, b3);
 		line(f, cols, buf);
