@@ -108,6 +108,10 @@ LDLIBS_LOAD := $(LINK_STATIC) -luring $(LINK_DYNAMIC) -lpthread -ldl
 LDLIBS_Z    := -lz -llzma -lzstd
 # pprof profiles (userspace/pprof.c): protobuf-c, linked in as libbpf is
 LDLIBS_PB   := $(LINK_STATIC) -lprotobuf-c $(LINK_DYNAMIC)
+# the tracefs backend (userspace/record/tracefs.c): libtracefs reads the ring buffers,
+# libtraceevent parses events by the kernel's own format files
+TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/null)
+LDLIBS_TFS  := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || echo -ltracefs -ltraceevent)
 CFLAGS += $(shell pkg-config --cflags smbclient 2>/dev/null)
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Werror=undef \
@@ -175,6 +179,8 @@ $(O)/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
+$(O)/userspace/record/tracefs.o: CFLAGS += $(TRACEFS_CFLAGS)
+
 $(CORE_LIB): $(CORE_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -196,7 +202,7 @@ $(O)/userspace/pprof.o: | $(O)/gen/profile.pb-c.h
 $(POOLSCOPE): $(BIN_OBJS) $(GEN_OBJS) $(CORE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(SANLD) -o $@ $(BIN_OBJS) $(GEN_OBJS) $(CORE_LIB) $(LDLIBS_BPF) $(LDLIBS_LOAD) \
-		$(LDLIBS_Z) $(LDLIBS_PB) $(LDLIBS_CORE)
+		$(LDLIBS_Z) $(LDLIBS_PB) $(LDLIBS_TFS) $(LDLIBS_CORE)
 
 $(O)/tests/%_test: $(O)/tests/unit/%_test.o $(O)/tests/unit/harness.o $(CORE_LIB)
 	$(call msg,LINK,$@)
@@ -360,7 +366,7 @@ DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzm
 	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0 \
 	go-md2man jq xz-utils zstd wine64 \
 	protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev golang-go prometheus time \
-	tmux bash-completion
+	tmux bash-completion libtracefs-dev libtracecmd-dev trace-cmd
 # ksmbd-tools conflicts with samba as a package: its binaries are unpacked under $(O) instead.
 KSMBD_TOOLS := $(O)/ksmbd-tools
 deps:

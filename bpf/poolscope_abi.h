@@ -102,6 +102,7 @@ enum ps_counter {
 	PS_C_NO_KMEM_CACHE,	/* kfree of a pointer with no slab cache and not tracked   */
 	PS_C_STACKS_TAKEN,
 	PS_C_SELF_SKIPPED,	/* sampled allocations by the recorder itself, not tagged      */
+	PS_C_DROP_RING_OVERRUN,	/* tracefs backend: events the ring buffers lost (userspace) */
 	PS_C_MAX
 };
 

@@ -50,6 +50,9 @@ static void usage(FILE *f)
 "                         classes (4096), class-slots (1024, a power of two)\n"
 "      --empty-probes     benchmark only: attach empty programs, count nothing\n"
 "                         (the floor of the probes' cost)\n"
+"      --backend B        bpf, tracefs (the kmem tracepoints through tracefs, where\n"
+"                         BPF cannot run: no sampling, page stacks only), or auto\n"
+"                         (default: bpf, tracefs when the kernel refuses BPF)\n"
 "      --no-kfunc         do without bpf_get_kmem_cache() as on kernels before 6.13\n"
 "                         (kmalloc classes by size, every kmalloc object tracked)\n"
 "      --min-free SIZE    stop (exit 1, the trace kept) when the trace's filesystem\n"
@@ -178,6 +181,7 @@ static int cmd_record(int argc, char **argv)
 		{ "min-free", required_argument, NULL, 12 },
 		{ "listen-top", required_argument, NULL, 10 },
 		{ "listen-window", required_argument, NULL, 11 },
+		{ "backend", required_argument, NULL, 13 },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -261,6 +265,19 @@ static int cmd_record(int argc, char **argv)
 			break;
 		case 7: o.empty_probes = true; break;
 		case 8: o.no_kfunc = true; break;
+		case 13:
+			if (!strcmp(optarg, "bpf"))
+				o.backend = PS_BACKEND_BPF;
+			else if (!strcmp(optarg, "tracefs"))
+				o.backend = PS_BACKEND_TRACEFS;
+			else if (!strcmp(optarg, "auto"))
+				o.backend = PS_BACKEND_AUTO;
+			else {
+				fprintf(stderr, "poolscope record: --backend: expected bpf, tracefs or "
+					"auto, got '%s'\n", optarg);
+				return PS_EXIT_USAGE;
+			}
+			break;
 		case 9: {
 			struct sockaddr_storage ss;
 			unsigned sl;
@@ -319,14 +336,35 @@ static int cmd_record(int argc, char **argv)
 			"shorter window or a longer --interval)\n");
 		return PS_EXIT_USAGE;
 	}
-	if (check_caps(msg, sizeof(msg))) {
-		fprintf(stderr, "poolscope record: %s\n", msg);
-		return PS_EXIT_FAIL;
-	}
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		fprintf(stderr, "poolscope record: no kernel BTF (/sys/kernel/btf/vmlinux: %s); "
-			"a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed\n", strerror(errno));
-		return PS_EXIT_FAIL;
+	/* what BPF needs; auto goes on through tracefs without it, saying why */
+	if (o.backend != PS_BACKEND_TRACEFS) {
+		bool why = check_caps(msg, sizeof(msg));
+
+		if (!why && access("/sys/kernel/btf/vmlinux", R_OK)) {
+			snprintf(msg, sizeof(msg), "no kernel BTF (/sys/kernel/btf/vmlinux: %s); a "
+				 "kernel built with CONFIG_DEBUG_INFO_BTF=y is needed", strerror(errno));
+			why = true;
+		}
+		if (why && (o.backend == PS_BACKEND_BPF || o.empty_probes || o.comm || o.pid ||
+			    o.cgroup)) {
+			fprintf(stderr, "poolscope record: %s\n", msg);
+			return PS_EXIT_FAIL;
+		}
+		/* tracefs is no way out either when its files are closed to us (root mounts it) */
+		if (why && geteuid() &&
+		    access("/sys/kernel/tracing/events/kmem/kmalloc/format", R_OK) &&
+		    access("/sys/kernel/debug/tracing/events/kmem/kmalloc/format", R_OK)) {
+			fprintf(stderr, "poolscope record: %s; the tracefs backend needs root too\n",
+				msg);
+			return PS_EXIT_FAIL;
+		}
+		if (why) {
+			if (!o.quiet)
+				fprintf(stderr, "poolscope record: BPF unavailable (%s): recording "
+					"through tracefs (docs/record.md, \"The tracefs backend\")\n",
+					msg);
+			o.backend = PS_BACKEND_TRACEFS;
+		}
 	}
 	if (o.out && !o.force && !access(o.out, F_OK)) {
 		fprintf(stderr, "poolscope record: %s: exists (use --force to replace it)\n", o.out);

@@ -3,9 +3,10 @@
 # kmem_cache_alloc + one kmem_cache_free per short syscall, the densest stream, so the probe
 # cost stands out of the noise) and "unix" (1-byte AF_UNIX write+read: skb kmem_cache and
 # kmalloc/kfree, whose free goes through the bpf_get_kmem_cache() kfunc). Configurations,
-# run round by round in an order that rotates every round (drift hits all three alike): no
+# run round by round in an order that rotates every round (drift hits all four alike): no
 # probe; empty tp_btf programs on the same six tracepoints (poolscope record --empty-probes,
-# bpf/kmem_empty.bpf.c: the floor); poolscope record at defaults. The loop is pinned to CPU 1,
+# bpf/kmem_empty.bpf.c: the floor); poolscope record at defaults; poolscope record --backend
+# tracefs (every event into the ring buffers; the recorder reads them on another CPU). The loop is pinned to CPU 1,
 # the recorder's own work (1 s polls) runs elsewhere. Prints ns/iteration per run, medians,
 # tracepoint hits per iteration (from the recorder's event counters), ns/event added over no
 # probe, and the ratio recorder/empty of the added cost (target <= 1.5).
@@ -24,6 +25,7 @@ EVQ="SELECT coalesce(sum(value),0) FROM counters WHERE name IN ('events.kmalloc'
 loop() { $pin "$BB/kmloop" "$ITERS" "$DRIVER" | awk '{ print $2 }'; }
 run_none() { loop >> "$tmp/none"; }
 run_empty() { rec_start "$tmp/e.db" --empty-probes --interval 10s; loop >> "$tmp/empty"; rec_stop; }
+run_tfs() { rec_start "$tmp/t.db" --backend tracefs --interval 10s; loop >> "$tmp/tfs"; rec_stop; }
 run_rec() {
 	local ev0 ev1
 	rec_start "$tmp/r.db" --interval 10s
@@ -38,22 +40,26 @@ for DRIVER in path unix; do
 	ITERS=$ITERS_PATH
 	[ $DRIVER = unix ] && ITERS=$ITERS_UNIX
 	echo "--- driver $DRIVER: kmloop $ITERS iterations, $ROUNDS rounds, ${pin:-unpinned}; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-	: > "$tmp/none"; : > "$tmp/empty"; : > "$tmp/rec"; : > "$tmp/epi"
-	orders=("none empty rec" "empty rec none" "rec none empty")
+	: > "$tmp/none"; : > "$tmp/empty"; : > "$tmp/rec"; : > "$tmp/epi"; : > "$tmp/tfs"
+	orders=("none empty rec tfs" "empty rec tfs none" "rec tfs none empty" "tfs none empty rec")
 	for r in $(seq 1 "$ROUNDS"); do
-		for c in ${orders[$(( (r - 1) % 3 ))]}; do run_$c; done
-		printf 'round %d: none %s  empty %s  record %s ns/iter  (events/iter %s)\n' "$r" \
-			"$(tail -1 "$tmp/none")" "$(tail -1 "$tmp/empty")" "$(tail -1 "$tmp/rec")" "$(tail -1 "$tmp/epi")"
+		for c in ${orders[$(( (r - 1) % 4 ))]}; do run_$c; done
+		printf 'round %d: none %s  empty %s  record %s  tracefs %s ns/iter  (events/iter %s)\n' "$r" \
+			"$(tail -1 "$tmp/none")" "$(tail -1 "$tmp/empty")" "$(tail -1 "$tmp/rec")" \
+			"$(tail -1 "$tmp/tfs")" "$(tail -1 "$tmp/epi")"
 	done
 	mn=$(median < "$tmp/none"); me=$(median < "$tmp/empty"); mr=$(median < "$tmp/rec"); epi=$(median < "$tmp/epi")
+	mt=$(median < "$tmp/tfs")
 	paste "$tmp/none" "$tmp/empty" "$tmp/rec" | awk '{ if ($2 > $1) print ($3 - $1) / ($2 - $1) }' > "$tmp/pr"
-	awk -v n="$mn" -v e="$me" -v r="$mr" -v epi="$epi" -v d="$DRIVER" -v pr="$(median < "$tmp/pr")" 'BEGIN {
+	awk -v n="$mn" -v e="$me" -v r="$mr" -v t="$mt" -v epi="$epi" -v d="$DRIVER" -v pr="$(median < "$tmp/pr")" 'BEGIN {
 		printf "%s: median ns/iter: none %.1f  empty %.1f  record %.1f\n", d, n, e, r
 		printf "%s: tracepoint hits per iteration (record runs, includes background): %.2f\n", d, epi
 		ae = (e - n) / epi; ar = (r - n) / epi
 		printf "%s: added ns/event: empty %.1f  record %.1f\n", d, ae, ar
 		if (ae > 0) printf "%s: ratio record/empty (added cost, of medians): %.2f; median of per-round ratios: %.2f (target <= 1.5)\n", d, ar / ae, pr
 		else printf "%s: ratio: empty added cost not above noise\n", d
+		at = (t - n) / epi
+		printf "%s: tracefs backend: median %.1f ns/iter, added %.1f ns/event (%.1fx the BPF recorder'"'"'s)\n", d, t, at, ar > 0 ? at / ar : 0
 	}'
 done
 DRIVER=unix ITERS=$ITERS_UNIX

@@ -14,7 +14,8 @@
 # PS_LEAKLAB_ONLY (scenario names or globs, space- or comma-separated; default all);
 # PS_LEAKLAB_NOISE (0: without noise only, 1: with noise only, both: the default);
 # PS_LEAKLAB_REPORT (the report command, run as `CMD TRACE --format json`; default
-# "$O/poolscope report": another command tests the runner itself).
+# "$O/poolscope report": another command tests the runner itself); PS_LEAKLAB_RECORD_ARGS
+# (more options of every recording, split on spaces: "--backend tracefs").
 # Exit: 0 every row right, 1 a row WRONG, a run that failed or a report without a verdict, 2 bad
 # settings, 77 cannot run here (not root, no kernel BTF).
 set -u
@@ -236,8 +237,9 @@ run_one() { # noise(yes|no) name warm state path suspect prog args...
 			res=skip
 		elif [ $rc = 0 ]; then
 			sleep "$warm"
+			# shellcheck disable=SC2086
 			if ! "$P" record -o "$OUT/$id.db" --label "$id" --duration "$SECS" -q \
-				> "$OUT/$id.record.log" 2>&1; then
+				${PS_LEAKLAB_RECORD_ARGS:-} > "$OUT/$id.record.log" 2>&1; then
 				why="record failed: $(tail -1 "$OUT/$id.record.log")"
 			elif [ "$prog" = smb ] && ! kill -0 "$PS_SMB_PID" 2>/dev/null; then
 				why="the SMB server went away during the run (another SMB test starting takes psrv0/pscli0 over)"

@@ -208,10 +208,10 @@ static int poll_stacks(struct rec *r)
 static int poll_progs(struct rec *r)
 {
 	struct snap *s = &r->snap;
-	struct bpf_object *obj = r->skel ? r->skel->obj : r->empty->obj;
+	struct bpf_object *obj = r->skel ? r->skel->obj : r->empty ? r->empty->obj : NULL;
 	struct rusage ru;
 
-	for (struct bpf_program *p = bpf_object__next_program(obj, NULL); p;
+	for (struct bpf_program *p = obj ? bpf_object__next_program(obj, NULL) : NULL; p;
 	     p = bpf_object__next_program(obj, p)) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
@@ -247,9 +247,13 @@ int rec_poll(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool s
 	s->dur_ns = dur_ns;
 	/* Before the reads: an interval that began after an event has the event in its maps. */
 	s->wall_ns = rec_now_ns(CLOCK_REALTIME);
-	s->bpf = r->skel != NULL;
-	s->stacks = s->bpf && stacks;
-	if (s->bpf) {
+	s->bpf = r->skel || r->tfs;
+	s->stacks = r->skel && stacks;
+	if (r->tfs) {
+		e = rec_tracefs_poll(r);
+		if (e)
+			return e;
+	} else if (s->bpf) {
 		e = poll_tags(r);
 		if (!e)
 			e = poll_classes(r);

@@ -41,8 +41,11 @@ struct utag {
 	bool mattr, mstk;	/* attributed; by its stacks (then kept) */
 };
 
+struct rec_tfs;
+
 struct rec {
 	const struct ps_record_opts *o;
+	struct rec_tfs *tfs;		/* the tracefs backend, NULL with BPF */
 	struct kmem_bpf *skel;
 	struct kmem_empty_bpf *empty;
 	struct ps_trace *t;
@@ -108,6 +111,18 @@ int rec_bpf_load(struct rec *r);
 int rec_bpf_load_empty(struct rec *r);
 /* The disabled tracepoints, comma-separated, into buf. */
 void rec_bpf_disabled(const struct rec *r, char *buf, size_t len);
+
+/*
+ * tracefs.c: the backend without BPF. open sets it up (an instance, the kmem events, the page
+ * stack trigger); drain reads the ring buffers into its mirror (often: they are finite); poll
+ * drains and fills the snapshot as poll.c does from the BPF maps.
+ */
+#define REC_TRACEFS_DRAIN_MS 100
+int rec_tracefs_open(struct rec *r);
+int rec_tracefs_drain(struct rec *r);
+int rec_tracefs_poll(struct rec *r);
+bool rec_tracefs_stacks(const struct rec *r);
+void rec_tracefs_close(struct rec *r);
 
 /* poll.c: fills the first part of r->snap. */
 int rec_poll(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool stacks);

@@ -246,6 +246,34 @@ static void on_child(int sig)
 	errno = saved;
 }
 
+/*
+ * The probes of the backend asked for. auto: BPF, and where the kernel refuses it (no BTF, no
+ * CAP_BPF, lockdown, too old), tracefs, saying why.
+ */
+static int load_probes(struct rec *r)
+{
+	const struct ps_record_opts *o = r->o;
+	char why[512];
+	int e;
+
+	if (o->empty_probes)
+		return rec_bpf_load_empty(r);
+	if (o->backend == PS_BACKEND_TRACEFS)
+		return rec_tracefs_open(r);
+	e = rec_bpf_load(r);
+	if (!e || o->backend == PS_BACKEND_BPF || rec_filtered(o))
+		return e;
+	ps_strlcpy(why, r->err, sizeof(why));
+	kmem_bpf__destroy(r->skel);
+	r->skel = NULL;
+	r->err[0] = 0;
+	r->scale = 1;
+	if (!o->quiet)
+		fprintf(stderr, "poolscope record: BPF unavailable (%s): recording through tracefs "
+			"(docs/record.md, \"The tracefs backend\")\n", why);
+	return rec_tracefs_open(r);
+}
+
 int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 {
 	struct rec rr = { .o = o, .err = err, .errlen = errlen };
@@ -263,7 +291,8 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 	r->ncpus = libbpf_num_possible_cpus();
 	if (r->ncpus <= 0)
 		return rec_fail(r, r->ncpus ? r->ncpus : -EINVAL, "possible CPUs", NULL);
-	r->scale = o->site_sample;
+	/* the tracefs backend sees every object: nothing to scale */
+	r->scale = o->backend == PS_BACKEND_TRACEFS ? 1 : o->site_sample;
 	r->valbuf = calloc(r->ncpus, 64);	/* largest per-CPU value: ps_class_slot (56) */
 	if (!r->valbuf || rec_resolve_init(r) || snap_init(&r->snap)) {
 		e = rec_fail(r, -ENOMEM, "memory", NULL);
@@ -291,7 +320,7 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 		e = -ENOSPC;
 		goto out_unlink;
 	}
-	e = o->empty_probes ? rec_bpf_load_empty(r) : rec_bpf_load(r);
+	e = load_probes(r);
 	if (e)
 		goto out_unlink;
 	/* After loading, so the JITed programs are in kallsyms too. */
@@ -369,8 +398,16 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 
 		if (deadline && deadline < wake)
 			wake = deadline;
+		/* tracefs: the ring buffers are drained between intervals, they are finite */
+		if (r->tfs && wake > now + REC_TRACEFS_DRAIN_MS * 1000000ull)
+			wake = now + REC_TRACEFS_DRAIN_MS * 1000000ull;
 		if (!stop_requested && !child_done && now < wake)
 			poll(&pfd, 1, (int)((wake - now + 999999) / 1000000));
+		if (r->tfs) {
+			e = rec_tracefs_drain(r);
+			if (e)
+				goto out_close;
+		}
 		while (read(wake_pipe[0], drain, sizeof(drain)) > 0)
 			;
 		if (child && !child_done && waitpid(child, &child_status, WNOHANG) == child)
@@ -446,6 +483,7 @@ out:
 	}
 	kmem_bpf__destroy(r->skel);
 	kmem_empty_bpf__destroy(r->empty);
+	rec_tracefs_close(r);
 	ps_kallsyms_free(r->ks);
 	ps_slabnames_free(r->sn);
 	rec_resolve_fini(r);

@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What the probes are: BPF programs, the tracefs ring buffers, or BPF and tracefs where it fails. */
+enum ps_backend { PS_BACKEND_AUTO, PS_BACKEND_BPF, PS_BACKEND_TRACEFS };
+
 struct ps_record_opts {
 	const char *out;
 	const char *label;
@@ -36,6 +39,7 @@ struct ps_record_opts {
 	const char *listen;		/* ADDRESS:PORT of the metrics endpoint, or NULL */
 	unsigned listen_top;		/* tags per path on the metrics page */
 	uint64_t listen_window_ns;	/* the window of the page's verdict */
+	enum ps_backend backend;
 };
 
 /* Runs a whole recording. Returns 0, or -errno with a message in err. */

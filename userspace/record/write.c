@@ -40,6 +40,7 @@ static const char *const counter_names[PS_C_MAX] = {
 	[PS_C_NO_KMEM_CACHE] = "kfree_untracked_nonslab",
 	[PS_C_STACKS_TAKEN] = "stacks_taken",
 	[PS_C_SELF_SKIPPED] = "self_skipped",
+	[PS_C_DROP_RING_OVERRUN] = "drops.ring_overrun",
 };
 
 /* The trace's error as the recorder reports it; returns e. */
@@ -105,8 +106,9 @@ int rec_write_meta(struct rec *r)
 	META_I(PS_META_NCPUS, r->ncpus);
 	META_I(PS_META_PAGE_SIZE, sysconf(_SC_PAGESIZE));
 	META_I(PS_META_SITE_SAMPLE_RATE, rec_filtered(o) ? 1 : (int64_t)r->scale);
-	META_I(PS_META_STACK_SAMPLE_RATE, o->stack_sample ?
+	META_I(PS_META_STACK_SAMPLE_RATE, o->stack_sample && !r->tfs ?
 	       (int64_t)o->stack_sample * (int64_t)r->scale : 0);
+	META(PS_META_BACKEND, r->tfs ? "tracefs" : "bpf");
 	META_I(PS_META_PAGE_STACK_SAMPLE_RATE, (int64_t)r->scale);
 	META_I(PS_META_MAP_TAGS, o->map_tags);
 	META_I(PS_META_MAP_PTRS, r->map_ptrs);
@@ -128,7 +130,8 @@ int rec_write_meta(struct rec *r)
 	if (o->empty_probes)
 		META(PS_META_EMPTY_PROBES, "1");
 	else
-		META(PS_META_KMALLOC_TRACKING, r->no_kfunc ? "pointer-map" : "kmem-cache-kfunc");
+		META(PS_META_KMALLOC_TRACKING, r->tfs ? "tracefs" : r->no_kfunc ? "pointer-map" :
+		     "kmem-cache-kfunc");
 #undef META
 #undef META_I
 	if (!e)

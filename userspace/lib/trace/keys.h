@@ -65,6 +65,7 @@
 #define PS_META_DISABLED_TPS		"disabled_tracepoints"
 #define PS_META_EMPTY_PROBES		"empty_probes"
 #define PS_META_KMALLOC_TRACKING	"kmalloc_tracking"	/* "kmem-cache-kfunc" or "pointer-map" */
+#define PS_META_BACKEND		"backend"		/* record: "bpf" or "tracefs" */
 /*
  * "1": slabinfo and counters rows are written only when their value changed (and all of them
  * in the first and last interval and every PS_SPARSE_KEYFRAME intervals); a reader carries each
