@@ -110,8 +110,10 @@ LDLIBS_Z    := -lz -llzma -lzstd
 LDLIBS_PB   := $(LINK_STATIC) -lprotobuf-c $(LINK_DYNAMIC)
 # the tracefs backend (userspace/record/tracefs.c): libtracefs reads the ring buffers,
 # libtraceevent parses events by the kernel's own format files
-TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/null)
-LDLIBS_TFS  := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || echo -ltracefs -ltraceevent)
+# and libtracecmd reads trace-cmd's trace.dat for convert (userspace/record/replay.c)
+TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent libtracecmd 2>/dev/null)
+LDLIBS_TFS  := $(shell pkg-config --libs libtracecmd libtracefs libtraceevent 2>/dev/null || \
+		 echo -ltracecmd -ltracefs -ltraceevent)
 CFLAGS += $(shell pkg-config --cflags smbclient 2>/dev/null)
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Werror=undef \
@@ -179,7 +181,7 @@ $(O)/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(O)/userspace/record/tracefs.o: CFLAGS += $(TRACEFS_CFLAGS)
+$(O)/userspace/record/tracefs.o $(O)/userspace/record/replay.o: CFLAGS += $(TRACEFS_CFLAGS)
 
 $(CORE_LIB): $(CORE_OBJS)
 	$(call msg,AR,$@)

@@ -15,6 +15,7 @@
 
 #include "userspace/input.h"
 #include "userspace/poolscope.h"
+#include "userspace/record/replay.h"
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/etw/convert.h"
 #include "userspace/lib/trace/trace.h"
@@ -25,8 +26,9 @@ static void usage(FILE *f)
 		"usage: poolscope convert IN... -o OUT.db [--pooltag FILE] [--interval 1s] [--force]\n\n"
 		"Converts Windows pool data into a poolscope trace: a raw .etl kernel trace with\n"
 		"pool events (xperf, WPR, poolscope-win trace), poolmon /n snapshot files or console\n"
-		"captures, windbg !poolused output, poolscope-win sample files. The kind is detected\n"
-		"from the content. Each text snapshot becomes one interval.\n\n"
+		"captures, windbg !poolused output, poolscope-win sample files; and Linux kmem\n"
+		"captures of trace-cmd (trace.dat). The kind is detected from the content. Each text\n"
+		"snapshot becomes one interval.\n\n"
 		"options:\n"
 		"  -o, --output FILE     trace to write (refused if it exists, unless --force)\n"
 		"  -p, --pooltag FILE    pooltag.txt: tag -> driver (owner column)\n"
@@ -37,6 +39,7 @@ static void usage(FILE *f)
 		"  poolscope convert pool.etl -o win.db --pooltag pooltag.txt\n"
 		"  poolscope convert snap1.log snap2.log -o win.db --interval 60s\n"
 		"  poolscope convert poolused.txt -o win.db\n"
+		"  poolscope convert trace.dat -o linux.db             # a trace-cmd kmem capture\n"
 		"  poolscope convert pool.etl.xz -o win.db             # gzip, xz, zstd inflated\n"
 		"  ssh srv cat pool.etl | poolscope convert - -o win.db  # a pipe, or - for stdin\n");
 }
@@ -70,6 +73,23 @@ static void show_progress(void *arg, uint64_t done, uint64_t total, uint64_t eve
 		fputc('\n', stderr);
 }
 
+/* Not one of the Windows kinds: a trace-cmd capture (userspace/record/replay.c). */
+#define KIND_TRACE_DAT 1000
+
+static bool is_trace_dat(const char *path)
+{
+	char head[sizeof(PS_TRACE_CMD_MAGIC) - 1];
+	FILE *f = fopen(path, "rb");
+	bool yes;
+
+	if (!f)
+		return false;
+	yes = fread(head, 1, sizeof(head), f) == sizeof(head) &&
+	      !memcmp(head, PS_TRACE_CMD_MAGIC, sizeof(head));
+	fclose(f);
+	return yes;
+}
+
 /* in: room for argc paths to read, which for a pipe are a copy's (input.c) */
 static int convert_main(int argc, char **argv, const char **in)
 {
@@ -83,12 +103,12 @@ static int convert_main(int argc, char **argv, const char **in)
 	};
 	const char *out = NULL, *pooltag = NULL;
 	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
-	struct ps_convert_result res;
+	struct ps_convert_result res = { 0 };
 	struct ps_pooltags pt = { 0 };
 	struct progress prog = { 0 };
 	struct ps_trace *t = NULL;
 	bool force = false;
-	char err[600];
+	char err[600], cmdline[512] = "convert";
 	int c, r, kind = PS_INPUT_UNKNOWN;
 
 	optind = 1;
@@ -114,6 +134,11 @@ static int convert_main(int argc, char **argv, const char **in)
 		usage(stderr);
 		return PS_EXIT_USAGE;
 	}
+	for (int i = 1; i < argc; i++) {
+		size_t l = strlen(cmdline);
+
+		snprintf(cmdline + l, sizeof(cmdline) - l, " %s", argv[i]);
+	}
 	const char *const *names = (const char *const *)argv + optind;
 	size_t nin = argc - optind;
 	for (size_t i = 0; i < nin; i++) {
@@ -122,7 +147,7 @@ static int convert_main(int argc, char **argv, const char **in)
 			fprintf(stderr, "poolscope convert: %s\n", err);
 			return PS_EXIT_FAIL;
 		}
-		int k = ps_convert_detect(in[i]);
+		int k = is_trace_dat(in[i]) ? KIND_TRACE_DAT : ps_convert_detect(in[i]);
 		if (k < 0) {
 			fprintf(stderr, "poolscope convert: %s: %s\n", names[i], strerror(-k));
 			return PS_EXIT_FAIL;
@@ -142,8 +167,9 @@ static int convert_main(int argc, char **argv, const char **in)
 		}
 		kind = k;
 	}
-	if (kind == PS_INPUT_ETL && nin > 1) {
-		fprintf(stderr, "poolscope convert: one .etl at a time (got %zu inputs)\n", nin);
+	if ((kind == PS_INPUT_ETL || kind == KIND_TRACE_DAT) && nin > 1) {
+		fprintf(stderr, "poolscope convert: one %s at a time (got %zu inputs)\n",
+			kind == PS_INPUT_ETL ? ".etl" : "trace.dat", nin);
 		return PS_EXIT_USAGE;
 	}
 	if (kind == PS_INPUT_POOLSAMPLE && nin > 1) {
@@ -173,7 +199,11 @@ static int convert_main(int argc, char **argv, const char **in)
 		o.progress_arg = &prog;
 	}
 	err[0] = 0;
-	if (kind == PS_INPUT_ETL)
+	if (kind == KIND_TRACE_DAT) {
+		struct ps_replay_opts ro = { .interval_ns = o.interval_ns, .cmdline = cmdline };
+
+		r = ps_replay_trace_cmd(t, in[0], &ro, err, sizeof(err));
+	} else if (kind == PS_INPUT_ETL)
 		r = ps_convert_etl(t, in[0], &o, &res, err, sizeof(err));
 	else if (kind == PS_INPUT_POOLSAMPLE)
 		r = ps_convert_poolsample(t, in[0], &o, &res, err, sizeof(err));
@@ -194,7 +224,9 @@ static int convert_main(int argc, char **argv, const char **in)
 		unlink(out);
 		return PS_EXIT_FAIL;
 	}
-	if (kind == PS_INPUT_ETL)
+	if (kind == KIND_TRACE_DAT)
+		printf("%s: trace-cmd capture %s converted\n", out, names[0]);
+	else if (kind == PS_INPUT_ETL)
 		printf("%s: %llu events, %llu pool allocs, %llu frees (%llu of allocations made "
 		       "before the trace), %u tags, %u stacks, %u intervals\n", out,
 		       (unsigned long long)res.events, (unsigned long long)res.pool_allocs,

@@ -59,7 +59,7 @@ for DRIVER in path unix; do
 		if (ae > 0) printf "%s: ratio record/empty (added cost, of medians): %.2f; median of per-round ratios: %.2f (target <= 1.5)\n", d, ar / ae, pr
 		else printf "%s: ratio: empty added cost not above noise\n", d
 		at = (t - n) / epi
-		printf "%s: tracefs backend: median %.1f ns/iter, added %.1f ns/event (%.1fx the BPF recorder'"'"'s)\n", d, t, at, ar > 0 ? at / ar : 0
+		printf "%s: tracefs backend: median %.1f ns/iter, added %.1f ns/event (%.1fx the BPF recorder'"'"'s)\n", d, t, at, (ar > 0 ? at / ar : 0)
 	}'
 done
 DRIVER=unix ITERS=$ITERS_UNIX

@@ -246,7 +246,7 @@ int rec_poll(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool s
 	s->t_ns = t_ns;
 	s->dur_ns = dur_ns;
 	/* Before the reads: an interval that began after an event has the event in its maps. */
-	s->wall_ns = rec_now_ns(CLOCK_REALTIME);
+	s->wall_ns = r->replay ? r->replay_wall0 + t_ns : rec_now_ns(CLOCK_REALTIME);
 	s->bpf = r->skel || r->tfs;
 	s->stacks = r->skel && stacks;
 	if (r->tfs) {
@@ -262,10 +262,13 @@ int rec_poll(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool s
 		if (!e && s->stacks)
 			e = poll_stacks(r);
 	}
-	if (!e)
+	if (!e && !r->replay)
 		e = poll_progs(r);
 	if (e)
 		return rec_fail(r, e, "memory", NULL);
+	/* a capture's machine is not this one: its /proc is not here */
+	if (r->replay)
+		return 0;
 	e = ps_meminfo_read(&s->meminfo, "/proc/meminfo", r->err, r->errlen);
 	if (!e)
 		e = ps_sockstat_read(&s->meminfo, "/proc/net/sockstat", sysconf(_SC_PAGESIZE), r->err,

@@ -46,6 +46,15 @@ struct rec_tfs;
 struct rec {
 	const struct ps_record_opts *o;
 	struct rec_tfs *tfs;		/* the tracefs backend, NULL with BPF */
+	/*
+	 * replay.c: a trace-cmd capture converted. Nothing is read from /proc (the capture's
+	 * machine is not this one), symbols come from the capture (sym_find), times from it.
+	 */
+	bool replay;
+	const char *replay_source;	/* meta source */
+	uint64_t replay_wall0;		/* wall clock of its first event, ns; 0: unknown */
+	const struct ps_ksym *(*sym_find)(const struct rec *r, uint64_t addr, uint64_t *off);
+	void *sym_ctx;
 	struct kmem_bpf *skel;
 	struct kmem_empty_bpf *empty;
 	struct ps_trace *t;
@@ -84,6 +93,12 @@ struct rec {
 	size_t errlen;
 };
 
+/* The symbol at addr: the capture's (replay) or /proc/kallsyms'. */
+static inline const struct ps_ksym *rec_sym(const struct rec *r, uint64_t addr, uint64_t *off)
+{
+	return r->sym_find ? r->sym_find(r, addr, off) : ps_kallsyms_find(r->ks, addr, off);
+}
+
 static inline uint64_t rec_now_ns(clockid_t c)
 {
 	struct timespec ts;
@@ -119,10 +134,21 @@ void rec_bpf_disabled(const struct rec *r, char *buf, size_t len);
  */
 #define REC_TRACEFS_DRAIN_MS 100
 int rec_tracefs_open(struct rec *r);
+/*
+ * The mirror alone, decoding by tep's formats (a trace.dat's: replay.c), and one record fed
+ * to it; -ENOMEM, or -ENOENT with r->err when tep lacks the kmem events.
+ */
+struct tep_handle;
+struct tep_record;
+int rec_tracefs_mirror(struct rec *r, struct tep_handle *tep);
+int rec_tracefs_event(struct rec *r, struct tep_record *record, int cpu);
 int rec_tracefs_drain(struct rec *r);
 int rec_tracefs_poll(struct rec *r);
 bool rec_tracefs_stacks(const struct rec *r);
 void rec_tracefs_close(struct rec *r);
+
+/* recorder.c: one interval, poll -> resolve -> write (-> metrics). */
+int rec_interval(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool final);
 
 /* poll.c: fills the first part of r->snap. */
 int rec_poll(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool stacks);

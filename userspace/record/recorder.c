@@ -43,7 +43,7 @@ void ps_record_stop(void)
 }
 
 /* One interval; the sampled stacks are stored every 10th and at the end. */
-static int interval(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool final)
+int rec_interval(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool final)
 {
 	int e = rec_poll(r, idx, t_ns, dur_ns, final || (idx % 10) == 0);
 
@@ -361,7 +361,7 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 	sigaction(SIGCHLD, &sa, NULL);
 
 	start = last = rec_now_ns(CLOCK_MONOTONIC);
-	e = interval(r, idx++, 0, 0, false);	/* the baseline */
+	e = rec_interval(r, idx++, 0, 0, false);	/* the baseline */
 	if (e)
 		goto out_close;
 	if (o->cmd) {
@@ -421,7 +421,7 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 			floor_hit = true;
 			final = true;
 		}
-		e = interval(r, idx++, now - start, now - last, final);
+		e = rec_interval(r, idx++, now - start, now - last, final);
 		if (e)
 			goto out_close;
 		if (o->status)

@@ -92,7 +92,7 @@ static void symbolize(struct rec *r, uint64_t addr, char *sym, size_t symlen, ch
 	sym[0] = mod[0] = 0;
 	if (func)
 		*func = NULL;
-	k = ps_kallsyms_find(r->ks, addr, &off);
+	k = rec_sym(r, addr, &off);
 	if (!k || off > (1u << 20))
 		return;
 	snprintf(sym, symlen, "%s+0x%llx", k->name, (unsigned long long)off);

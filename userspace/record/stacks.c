@@ -47,7 +47,7 @@ uint64_t rec_page_site(const struct rec *r, const struct snap_frames *f, bool *b
 
 	*backing = false;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct ps_ksym *k = ps_kallsyms_find(r->ks, f->ips[i], NULL);
+		const struct ps_ksym *k = rec_sym(r, f->ips[i], NULL);
 
 		if (!k)
 			return f->ips[i];
@@ -69,7 +69,7 @@ static void symbolize_frames(const struct rec *r, struct snap_frames *f)
 {
 	for (uint32_t i = 0; i < f->n; i++) {
 		uint64_t off;
-		const struct ps_ksym *k = ps_kallsyms_find(r->ks, f->ips[i], &off);
+		const struct ps_ksym *k = rec_sym(r, f->ips[i], &off);
 
 		f->sym[i] = k && off < (1u << 20) ? k : NULL;
 	}

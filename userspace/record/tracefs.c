@@ -100,6 +100,7 @@ struct rec_tfs {
 	uint64_t overrun_base, overrun;
 	int ncpus;
 	int self;			/* our pid: our own allocations are not the server's */
+	bool own_tep;			/* made here (live), not the trace.dat reader's */
 };
 
 static int tfs_fail(struct rec *r, int e, const char *what)
@@ -524,11 +525,18 @@ static uint64_t overruns(struct rec_tfs *t)
 	return sum;
 }
 
+int rec_tracefs_event(struct rec *r, struct tep_record *record, int cpu)
+{
+	struct tep_event *ev = tep_find_event_by_record(r->tfs->tep, record);
+
+	return ev ? on_event(ev, record, cpu, r) : 0;
+}
+
 int rec_tracefs_drain(struct rec *r)
 {
 	int e;
 
-	if (!r->tfs)
+	if (!r->tfs || !r->tfs->inst)
 		return 0;
 	e = tracefs_iterate_raw_events(r->tfs->tep, r->tfs->inst, NULL, 0, on_event, r);
 	return e < 0 ? tfs_fail(r, -EIO, "reading the ring buffers") : 0;
@@ -599,19 +607,10 @@ static void remove_stale(void)
 	tracefs_list_free(names);
 }
 
-int rec_tracefs_open(struct rec *r)
+int rec_tracefs_mirror(struct rec *r, struct tep_handle *tep)
 {
-	static const char *const systems[] = { "kmem", "ftrace", NULL };
-	struct rec_tfs *t;
-	char name[64];
+	struct rec_tfs *t = calloc(1, sizeof(*t));
 	int e;
-
-	if (rec_filtered(r->o)) {
-		snprintf(r->err, r->errlen, "tracefs backend: --comm, --pid and --cgroup need the "
-			 "BPF backend");
-		return -EINVAL;
-	}
-	t = calloc(1, sizeof(*t));
 	if (!t)
 		return tfs_fail(r, -ENOMEM, "memory");
 	r->tfs = t;
@@ -623,21 +622,46 @@ int rec_tracefs_open(struct rec *r)
 	    !(t->pend_obj = calloc(t->ncpus, sizeof(*t->pend_obj))) ||
 	    !(t->pend_key = calloc(t->ncpus, sizeof(*t->pend_key))))
 		return tfs_fail(r, -ENOMEM, "memory");
+	t->tep = tep;
+	e = find_fields(r);
+	/* a capture's stacks come with it; live, open() turns the trigger on */
+	t->stacks = !e && t->id[EV_STACK] >= 0 && t->f_ssize && t->f_caller;
+	return e;
+}
+
+int rec_tracefs_open(struct rec *r)
+{
+	static const char *const systems[] = { "kmem", "ftrace", NULL };
+	struct tep_handle *tep;
+	struct rec_tfs *t;
+	char name[64];
+	int e;
+
+	if (rec_filtered(r->o)) {
+		snprintf(r->err, r->errlen, "tracefs backend: --comm, --pid and --cgroup need the "
+			 "BPF backend");
+		return -EINVAL;
+	}
 	/* finds tracefs, mounting it when it is not */
 	if (!tracefs_tracing_dir()) {
 		snprintf(r->err, r->errlen, "tracefs backend: tracefs is not mounted and cannot be "
 			 "(mount -t tracefs nodev /sys/kernel/tracing)");
 		return -ENOENT;
 	}
-	t->tep = tracefs_local_events_system(NULL, systems);
-	if (!t->tep) {
+	tep = tracefs_local_events_system(NULL, systems);
+	if (!tep) {
 		snprintf(r->err, r->errlen, "tracefs backend: cannot read the kmem event formats "
 			 "(%s)", strerror(errno ? errno : EACCES));
 		return -(errno ? errno : EACCES);
 	}
-	e = find_fields(r);
+	e = rec_tracefs_mirror(r, tep);
+	if (r->tfs)
+		r->tfs->own_tep = true;
+	else
+		tep_free(tep);
 	if (e)
 		return e;
+	t = r->tfs;
 	remove_stale();
 	snprintf(name, sizeof(name), "poolscope-%d", (int)getpid());
 	t->inst = tracefs_instance_create(name);
@@ -715,7 +739,7 @@ int rec_tracefs_poll(struct rec *r)
 		memcpy(c->ci.name, t->tc[i].name, sizeof(c->ci.name));
 		c->ci.flags = t->tc[i].flags;
 	}
-	t->overrun = overruns(t) - t->overrun_base;
+	t->overrun = t->inst ? overruns(t) - t->overrun_base : 0;
 	t->ctr[PS_C_DROP_RING_OVERRUN] = t->overrun;
 	for (int i = 0; i < PS_C_MAX; i++) {
 		s->ctr[i] = t->ctr[i];
@@ -740,7 +764,8 @@ void rec_tracefs_close(struct rec *r)
 		tracefs_instance_destroy(t->inst);
 		tracefs_instance_free(t->inst);
 	}
-	tep_free(t->tep);
+	if (t->own_tep)
+		tep_free(t->tep);
 	ps_htab_fini(&t->keys);
 	ps_htab_fini(&t->cls);
 	ps_htab_fini(&t->objs);

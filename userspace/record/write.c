@@ -85,19 +85,23 @@ int rec_write_meta(struct rec *r)
 #define META_I(k, v) do { if (!e) e = ps_trace_set_meta_int(r->t, k, v); } while (0)
 	uname(&u);
 	META(PS_META_OS, PS_OS_LINUX);
-	META(PS_META_SOURCE, PS_SOURCE_RECORD);
-	META(PS_META_HOST, u.nodename);
-	META(PS_META_KERNEL, u.release);
-	META(PS_META_ARCH, u.machine);
-	f = fopen("/proc/sys/kernel/random/boot_id", "r");
-	if (f) {
-		if (fgets(buf, sizeof(buf), f)) {
-			buf[strcspn(buf, "\n")] = 0;
-			META(PS_META_BOOT_ID, buf);
+	META(PS_META_SOURCE, r->replay ? r->replay_source : PS_SOURCE_RECORD);
+	/* a capture converted here was made on another machine, maybe: nothing of this one */
+	if (!r->replay) {
+		META(PS_META_HOST, u.nodename);
+		META(PS_META_KERNEL, u.release);
+		META(PS_META_ARCH, u.machine);
+		f = fopen("/proc/sys/kernel/random/boot_id", "r");
+		if (f) {
+			if (fgets(buf, sizeof(buf), f)) {
+				buf[strcspn(buf, "\n")] = 0;
+				META(PS_META_BOOT_ID, buf);
+			}
+			fclose(f);
 		}
-		fclose(f);
 	}
-	META_I(PS_META_START_WALL_NS, (int64_t)rec_now_ns(CLOCK_REALTIME));
+	META_I(PS_META_START_WALL_NS, r->replay ? (int64_t)r->replay_wall0 :
+	       (int64_t)rec_now_ns(CLOCK_REALTIME));
 	META_I(PS_META_INTERVAL_NS, (int64_t)o->interval_ns);
 	META(PS_META_TOOL_VERSION, POOLSCOPE_VERSION);
 	META(PS_META_CMDLINE, o->cmdline);

@@ -28,6 +28,7 @@
 #define PS_SOURCE_POOLUSED		"poolused"
 #define PS_SOURCE_POOLMON		"poolmon"
 #define PS_SOURCE_WIN_SAMPLE		"poolscope-win-sample"
+#define PS_SOURCE_TRACE_CMD		"trace-cmd"	/* convert of a trace-cmd trace.dat */
 #define PS_META_LABEL			"label"
 #define PS_META_HOST			"host"
 #define PS_META_KERNEL			"kernel"
