@@ -4,7 +4,7 @@
 
 #include "analysis/format.h"
 
-static void csv_str(FILE *f, const char *s)
+void ps_csv_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; s && *s; s++) {
@@ -27,19 +27,19 @@ void ps_format_csv(FILE *f, const struct ps_report *rep, size_t n)
 		const struct ps_report_row *w = &rep->rows[i];
 		const struct ps_tag *t = &w->ts->tag;
 
-		csv_str(f, ps_tag_label(&w->ts->tag, lb, sizeof(lb)));
+		ps_csv_str(f, ps_tag_label(&w->ts->tag, lb, sizeof(lb)));
 		fprintf(f, ",%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.3f,%.4f,%.4f,%.4f,%"
 			PRIu64 ",%" PRIu64 ",%d,%s,", w->ts->tag.kind, w->g.start, w->g.end,
 			w->g.growth, w->g.rate, w->g.r2, w->g.grew_share, w->g.score,
 			w->g.allocs, w->g.frees, w->reclaimable, w->a.cls);
-		csv_str(f, w->a.evidence);
+		ps_csv_str(f, w->a.evidence);
 		fprintf(f, ",%.2f,%s,%" PRId64 ",%" PRId64 ",%s,", w->a.confidence, w->domain,
 			w->adj_growth, t->id, t->ctx ? t->ctx : "");
-		csv_str(f, t->comm);
+		ps_csv_str(f, t->comm);
 		fprintf(f, ",%" PRIu32 ",%d,%d,%.4f,%" PRId64 ",%d,%u,", t->flags,
 			!!(t->flags & PS_TAG_F_SAMPLED), !!(t->flags & PS_TAG_F_SLAB_BACKING),
 			w->g.late_ratio, w->untraced, w->exact_shape, w->lifetime);
-		csv_str(f, w->a.split);
+		ps_csv_str(f, w->a.split);
 		fputc('\n', f);
 	}
 }

@@ -158,17 +158,6 @@ static void print_text(FILE *f, const struct ps_diff *d, const struct ps_verdict
 	}
 }
 
-static void csv_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void print_csv(FILE *f, const struct ps_diff *d, const struct ps_verdict *va,
 		      const struct ps_verdict *vb, size_t top)
 {
@@ -182,7 +171,7 @@ static void print_csv(FILE *f, const struct ps_diff *d, const struct ps_verdict 
 		const struct ps_tag *t = &w->ts->tag;
 
 		fprintf(f, "tag,");
-		csv_str(f, ps_tag_label(t, lb, sizeof(lb)));
+		ps_csv_str(f, ps_tag_label(t, lb, sizeof(lb)));
 		fprintf(f, ",%" PRId64 ",%s,%s,%s,%.4f,%.4f,%s,,,%d\n", t->id, t->kind,
 			t->ctx ? t->ctx : "", w->a.cls, d->rows[i].a, d->rows[i].b,
 			d->per_io ? "bytes/IO" : "bytes/s", w->slab.unconfirmed);

@@ -63,26 +63,15 @@ static void print_entry_text(FILE *f, const struct ps_stack_share *e, int64_t to
 	}
 }
 
-static void csv_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void print_entry_csv(FILE *f, const struct ps_stack_share *e, int64_t total)
 {
 	char lb[256], fr[320];
 
-	csv_str(f, ps_tag_label(&e->ts->tag, lb, sizeof(lb)));
+	ps_csv_str(f, ps_tag_label(&e->ts->tag, lb, sizeof(lb)));
 	fprintf(f, ",%" PRId64 ",%s,%" PRId64 ",%.4f,%" PRId64 ",", e->ts->tag.id,
 		e->ts->tag.ctx ? e->ts->tag.ctx : "", e->inuse_bytes,
 		total > 0 ? (double)e->inuse_bytes / (double)total : 0.0, e->alloc_objs);
-	csv_str(f, e->st && e->st->comm ? e->st->comm : "");
+	ps_csv_str(f, e->st && e->st->comm ? e->st->comm : "");
 	fputs(",\"", f);
 	for (uint32_t k = 0; e->st && k < e->st->nframes; k++) {
 		frame_text(&e->st->frames[k], fr, sizeof(fr));

@@ -209,3 +209,18 @@ int ps_report_print_paths(FILE *f, const struct ps_verdict *v, enum ps_fmt fmt)
 		ps_format_paths_text(f, v);
 	return 0;
 }
+
+int ps_fmt_parse(const char *s, enum ps_fmt *out)
+{
+	if (!strcmp(s, "text"))
+		*out = PS_FMT_TEXT;
+	else if (!strcmp(s, "csv"))
+		*out = PS_FMT_CSV;
+	else if (!strcmp(s, "json"))
+		*out = PS_FMT_JSON;
+	else if (!strcmp(s, "markdown") || !strcmp(s, "md"))
+		*out = PS_FMT_MD;
+	else
+		return -EINVAL;
+	return 0;
+}

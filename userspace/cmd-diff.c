@@ -31,7 +31,7 @@ static int cmd_diff(int argc, char **argv)
 	struct ps_diff d = { 0 };
 	struct ps_verdict va, vb;
 	struct ps_rules *rs = NULL;
-	char rbuf[PATH_MAX], err[512] = "";
+	char err[512] = "";
 	const char *rules_path = NULL;
 	enum ps_fmt fmt = PS_FMT_TEXT;
 	unsigned top = 15;
@@ -41,15 +41,7 @@ static int cmd_diff(int argc, char **argv)
 		if (c == 'r') {
 			rules_path = optarg;
 		} else if (c == 'f') {
-			if (!strcmp(optarg, "text"))
-				fmt = PS_FMT_TEXT;
-			else if (!strcmp(optarg, "csv"))
-				fmt = PS_FMT_CSV;
-			else if (!strcmp(optarg, "json"))
-				fmt = PS_FMT_JSON;
-			else if (!strcmp(optarg, "markdown") || !strcmp(optarg, "md"))
-				fmt = PS_FMT_MD;
-			else {
+			if (ps_fmt_parse(optarg, &fmt)) {
 				fprintf(stderr, "poolscope diff: --format: expected text, csv, json "
 					"or markdown, got '%s'\n", optarg);
 				return PS_EXIT_USAGE;
@@ -80,15 +72,9 @@ static int cmd_diff(int argc, char **argv)
 			"[--format text|csv|json|markdown]\n");
 		return PS_EXIT_USAGE;
 	}
-	if (!rules_path) {
-		if (ps_default_rules_path(rbuf, sizeof(rbuf))) {
-			fprintf(stderr, "poolscope diff: default rules not found (--rules FILE)\n");
-			return PS_EXIT_FAIL;
-		}
-		rules_path = rbuf;
-	}
-	if (ps_rules_load(&rs, rules_path, err, sizeof(err)) ||
-	    ps_run_load(&ra, argv[optind], err, sizeof(err)) ||
+	if (ps_rules_open("diff", rules_path, &rs))
+		return PS_EXIT_FAIL;
+	if (ps_run_load(&ra, argv[optind], err, sizeof(err)) ||
 	    ps_run_load(&rb, argv[optind + 1], err, sizeof(err))) {
 		fprintf(stderr, "poolscope diff: %s\n", err);
 		goto out;

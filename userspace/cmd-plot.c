@@ -674,7 +674,6 @@ static int cmd_plot(int argc, char **argv)
 	struct ps_rules *rs = NULL;
 	struct plot_opts o;
 	char err[512] = "", dir[] = "/tmp/poolscope-plot.XXXXXX", path[PATH_MAX + 32];
-	char rbuf[PATH_MAX];
 	unsigned top = 8;
 	bool by_path = false;
 	int c, nruns, rc = PS_EXIT_FAIL, ret;
@@ -730,19 +729,8 @@ static int cmd_plot(int argc, char **argv)
 		return PS_EXIT_FAIL;
 	}
 	/* the rules: the paths of --by path and the verdict of the title */
-	if (!rules_path) {
-		if (ps_default_rules_path(rbuf, sizeof(rbuf))) {
-			fprintf(stderr, "poolscope plot: default rules not found (set --rules FILE or "
-				"POOLSCOPE_RULES)\n");
-			return PS_EXIT_FAIL;
-		}
-		rules_path = rbuf;
-	}
-	ret = ps_rules_load(&rs, rules_path, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "poolscope plot: %s\n", err[0] ? err : ps_strerror(ret));
+	if (ps_rules_open("plot", rules_path, &rs))
 		return PS_EXIT_FAIL;
-	}
 	for (int i = 0; i < nruns; i++) {
 		ret = ps_run_load(&runs[i], argv[optind + i], err, sizeof(err));
 		if (ret) {

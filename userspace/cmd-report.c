@@ -74,7 +74,7 @@ static int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 } };
 	const char *rules_path = NULL;
-	char rbuf[PATH_MAX], err[512] = "";
+	char err[512] = "";
 	enum ps_fmt fmt = PS_FMT_TEXT;
 	uint64_t from = 0, to = UINT64_MAX;
 	struct ps_rules *rs = NULL;
@@ -141,15 +141,7 @@ static int cmd_report(int argc, char **argv)
 			}
 			break;
 		case 'f':
-			if (!strcmp(optarg, "text"))
-				fmt = PS_FMT_TEXT;
-			else if (!strcmp(optarg, "csv"))
-				fmt = PS_FMT_CSV;
-			else if (!strcmp(optarg, "json"))
-				fmt = PS_FMT_JSON;
-			else if (!strcmp(optarg, "markdown") || !strcmp(optarg, "md"))
-				fmt = PS_FMT_MD;
-			else {
+			if (ps_fmt_parse(optarg, &fmt)) {
 				fprintf(stderr, "poolscope report: --format: expected text, csv, json "
 					"or markdown, got '%s'\n", optarg);
 				return PS_EXIT_USAGE;
@@ -199,19 +191,8 @@ static int cmd_report(int argc, char **argv)
 			"filters choose tags\n");
 		return PS_EXIT_USAGE;
 	}
-	if (!rules_path) {
-		if (ps_default_rules_path(rbuf, sizeof(rbuf))) {
-			fprintf(stderr, "poolscope report: default rules not found "
-				"(set --rules FILE or POOLSCOPE_RULES)\n");
-			return PS_EXIT_FAIL;
-		}
-		rules_path = rbuf;
-	}
-	rc = ps_rules_load(&rs, rules_path, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "poolscope report: %s\n", err[0] ? err : ps_strerror(rc));
+	if (ps_rules_open("report", rules_path, &rs))
 		return PS_EXIT_FAIL;
-	}
 	rc = ps_run_load(&run, argv[optind], err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "poolscope report: %s\n", err[0] ? err : ps_strerror(rc));

@@ -256,7 +256,7 @@ static int cmd_top(int argc, char **argv)
 	struct ps_rules *rs = NULL;
 	struct ps_run *r = NULL;
 	const char *rules_path = NULL, *src;
-	char rbuf[PATH_MAX], err[512] = "", why[600] = "", dir[] = "/tmp/poolscope-top.XXXXXX";
+	char why[600] = "", dir[] = "/tmp/poolscope-top.XXXXXX";
 	char tpath[PATH_MAX], log[PATH_MAX], glob[64] = "";
 	uint64_t every = 1000000000ull;
 	unsigned batch = 0;
@@ -312,18 +312,8 @@ static int cmd_top(int argc, char **argv)
 		usage(stderr);
 		return PS_EXIT_USAGE;
 	}
-	if (!rules_path) {
-		if (ps_default_rules_path(rbuf, sizeof(rbuf))) {
-			fprintf(stderr, "poolscope top: default rules not found (set --rules FILE or "
-				"POOLSCOPE_RULES)\n");
-			return PS_EXIT_FAIL;
-		}
-		rules_path = rbuf;
-	}
-	if (ps_rules_load(&rs, rules_path, err, sizeof(err))) {
-		fprintf(stderr, "poolscope top: %s\n", err);
+	if (ps_rules_open("top", rules_path, &rs))
 		return PS_EXIT_FAIL;
-	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);

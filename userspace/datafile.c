@@ -9,6 +9,7 @@
 
 #include "userspace/datafile.h"
 #include "userspace/lib/util/util.h"
+#include "analysis/analysis.h"
 
 int ps_datafile(const char *env, int env_is_dir, const char *src_rel, const char *installed,
 		char *buf, size_t len)
@@ -50,4 +51,23 @@ int ps_default_rules_path(char *buf, size_t len)
 {
 	return ps_datafile("POOLSCOPE_RULES", 0, "analysis/rules/default.rules", "default.rules",
 			   buf, len);
+}
+
+int ps_rules_open(const char *cmd, const char *path, struct ps_rules **out)
+{
+	char buf[PATH_MAX], err[512] = "";
+	int rc;
+
+	if (!path) {
+		if (ps_default_rules_path(buf, sizeof(buf))) {
+			fprintf(stderr, "poolscope %s: default rules not found (set --rules FILE or "
+				"POOLSCOPE_RULES)\n", cmd);
+			return -ENOENT;
+		}
+		path = buf;
+	}
+	rc = ps_rules_load(out, path, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "poolscope %s: %s\n", cmd, err[0] ? err : ps_strerror(rc));
+	return rc;
 }

@@ -24,4 +24,11 @@ int ps_datafile(const char *env, int env_is_dir, const char *src_rel, const char
 /* The default rules file: $POOLSCOPE_RULES, else as above. */
 int ps_default_rules_path(char *buf, size_t len);
 
+struct ps_rules;
+/*
+ * Loads the rules of path, or the default ones when path is NULL; on failure prints one line
+ * "poolscope CMD: why" and returns -errno.
+ */
+int ps_rules_open(const char *cmd, const char *path, struct ps_rules **out);
+
 #endif
