@@ -56,7 +56,10 @@ for c in $caches; do
 	tr=$(( $(class_live "$db" $c $B) - $(class_live "$db" $c $A) ))
 	sl=$(( $(slab_active "$db" $c $B) - $(slab_active "$db" $c $A) ))
 	trc=$(( $(class_live "$db" $c $C) - $(class_live "$db" $c $A) ))
-	echo "$c: tracked +$tr slabinfo +$sl (held); tracked $trc after release"
+	slc=$(( $(slab_active "$db" $c $C) - $(slab_active "$db" $c $A) ))
+	# slabinfo beside the tracked count after the release: both high is frees that came late,
+	# slabinfo back alone is frees the probes did not see (docs/known-issues.md)
+	echo "$c: tracked +$tr slabinfo +$sl (held); tracked $trc slabinfo $slc after release"
 	check "$c tracked growth within 5% of slabinfo + $MH" within $tr $sl 5 $((NCONN * 9 / 10)) $MH
 	check "$c tracked back to baseline (within 5% of growth + $MC)" \
 		test $(( trc < 0 ? -trc : trc )) -le $(( (tr < 0 ? -tr : tr) / 20 + 2 + MC ))
