@@ -241,6 +241,8 @@ double ps_row_rate(const struct ps_report_row *w);
 void ps_rank_rows(struct ps_report_row *rows, size_t n);
 
 enum ps_fmt { PS_FMT_TEXT, PS_FMT_CSV, PS_FMT_JSON, PS_FMT_MD };
+/* s as one CSV field: quoted, '"' doubled ("" for NULL). */
+void ps_csv_str(FILE *f, const char *s);
 /* "text", "csv", "json", "markdown" (or "md"); -EINVAL for another. */
 int ps_fmt_parse(const char *s, enum ps_fmt *out);
 struct ps_verdict;

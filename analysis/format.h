@@ -23,8 +23,6 @@
 void ps_format_text(FILE *f, const struct ps_report *rep, const struct ps_verdict *v, size_t n,
 		    bool md);
 void ps_format_csv(FILE *f, const struct ps_report *rep, size_t n);
-/* s as one CSV field: quoted, '"' doubled ("" for NULL). */
-void ps_csv_str(FILE *f, const char *s);
 void ps_format_json(FILE *f, const struct ps_report *rep, const struct ps_verdict *v, size_t n);
 
 void ps_format_paths_text(FILE *f, const struct ps_verdict *v);

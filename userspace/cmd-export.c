@@ -84,14 +84,6 @@ static void print_folded(const struct ps_stack_share *e, size_t n)
 	}
 }
 
-static void csv_quoted(const char *s)
-{
-	putchar('"');
-	for (; s && *s; s++)
-		printf(*s == '"' ? "\"\"" : "%c", *s);
-	putchar('"');
-}
-
 /* Intervals [from, end). */
 static void print_timeline(const struct ps_run *r, uint32_t from, uint32_t end)
 {
@@ -105,9 +97,9 @@ static void print_timeline(const struct ps_run *r, uint32_t from, uint32_t end)
 			const struct ps_sample *s = &ts->s[t];
 
 			printf("%.3f,", r->intervals[t].t_ns / 1e9);
-			csv_quoted(ps_tag_label(&ts->tag, lb, sizeof(lb)));
+			ps_csv_str(stdout, ps_tag_label(&ts->tag, lb, sizeof(lb)));
 			printf(",%s,%s,", ts->tag.kind, ts->tag.ctx ? ts->tag.ctx : "");
-			csv_quoted(ts->tag.comm);
+			ps_csv_str(stdout, ts->tag.comm);
 			printf(",%s,%" PRIu32 ",%d,%d,%" PRId64 ",%" PRId64 ",%" PRIu64 ",%" PRIu64
 			       ",%" PRIu64 ",%" PRIu64 "\n", ps_tag_domain(&ts->tag),
 			       ts->tag.flags, !!(ts->tag.flags & PS_TAG_F_RECLAIMABLE),

@@ -246,7 +246,8 @@ int rec_poll(struct rec *r, uint32_t idx, uint64_t t_ns, uint64_t dur_ns, bool s
 	s->t_ns = t_ns;
 	s->dur_ns = dur_ns;
 	/* Before the reads: an interval that began after an event has the event in its maps. */
-	s->wall_ns = r->replay ? r->replay_wall0 + t_ns : rec_now_ns(CLOCK_REALTIME);
+	/* a capture has no wall clock: its intervals' is their time since its start */
+	s->wall_ns = r->replay ? t_ns : rec_now_ns(CLOCK_REALTIME);
 	s->bpf = r->skel || r->tfs;
 	s->stacks = r->skel && stacks;
 	if (r->tfs) {

@@ -52,7 +52,6 @@ struct rec {
 	 */
 	bool replay;
 	const char *replay_source;	/* meta source */
-	uint64_t replay_wall0;		/* wall clock of its first event, ns; 0: unknown */
 	const struct ps_ksym *(*sym_find)(const struct rec *r, uint64_t addr, uint64_t *off);
 	void *sym_ctx;
 	struct kmem_bpf *skel;
@@ -144,7 +143,6 @@ int rec_tracefs_mirror(struct rec *r, struct tep_handle *tep);
 int rec_tracefs_event(struct rec *r, struct tep_record *record, int cpu);
 int rec_tracefs_drain(struct rec *r);
 int rec_tracefs_poll(struct rec *r);
-bool rec_tracefs_stacks(const struct rec *r);
 void rec_tracefs_close(struct rec *r);
 
 /* recorder.c: one interval, poll -> resolve -> write (-> metrics). */

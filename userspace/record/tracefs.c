@@ -101,6 +101,7 @@ struct rec_tfs {
 	int ncpus;
 	int self;			/* our pid: our own allocations are not the server's */
 	bool own_tep;			/* made here (live), not the trace.dat reader's */
+	uint64_t page_size;		/* of the traced machine: its format files' */
 };
 
 static int tfs_fail(struct rec *r, int e, const char *what)
@@ -242,7 +243,7 @@ static bool obj_free(struct rec_tfs *t, uint64_t addr, struct tobj *out)
  * its class counts as the BPF probes' do, but no tag ranks).
  */
 static int alloc_one(struct rec_tfs *t, const struct ps_tag_key *k, uint64_t cls,
-		     const char *name, size_t nlen, uint64_t addr, uint64_t bytes, uint32_t *kout)
+		     const char *name, size_t nlen, uint64_t addr, uint64_t bytes)
 {
 	uint32_t ki = TOBJ_NO_KEY, ci;
 
@@ -254,8 +255,6 @@ static int alloc_one(struct rec_tfs *t, const struct ps_tag_key *k, uint64_t cls
 	}
 	t->tc[ci].v.allocs++;
 	t->tc[ci].v.alloc_bytes += bytes;
-	if (kout)
-		*kout = ki;
 	return obj_put(t, addr, ki, ci, bytes);
 }
 
@@ -410,7 +409,7 @@ static int on_event(struct tep_event *ev, struct tep_record *rec, int cpu, void 
 			k.kind = PS_K_KMALLOC;
 			k.cls = PS_KMSIZE_CLASS(kmalloc_type(num(t->f_gfp, rec)), bytes);
 		}
-		e = alloc_one(t, self(t, rec) ? NULL : &k, k.cls, NULL, 0, ptr, bytes, NULL);
+		e = alloc_one(t, self(t, rec) ? NULL : &k, k.cls, NULL, 0, ptr, bytes);
 	} else if (id == t->id[EV_CACHE_ALLOC]) {
 		t->ctr[PS_C_EV_CACHE_ALLOC]++;
 		ptr = num(t->f_ptr[EV_CACHE_ALLOC], rec);
@@ -422,7 +421,7 @@ static int on_event(struct tep_event *ev, struct tep_record *rec, int cpu, void 
 		k.site = num(t->f_site[EV_CACHE_ALLOC], rec);
 		k.ctx = ctx_of(t, rec);
 		e = alloc_one(t, self(t, rec) ? NULL : &k, k.cls, name, nlen, ptr,
-			      num(t->f_balloc[EV_CACHE_ALLOC], rec), NULL);
+			      num(t->f_balloc[EV_CACHE_ALLOC], rec));
 	} else if (id == t->id[EV_KFREE] || id == t->id[EV_CACHE_FREE]) {
 		bool cache = id == t->id[EV_CACHE_FREE];
 		struct tobj o;
@@ -467,7 +466,7 @@ static int on_event(struct tep_event *ev, struct tep_record *rec, int cpu, void 
 		bool mine = self(t, rec);
 
 		e = alloc_one(t, mine ? NULL : &k, k.cls, NULL, 0, pfn | (1ull << 63),
-			      (uint64_t)sysconf(_SC_PAGESIZE) << order, NULL);
+			      t->page_size << order);
 		if (!e && !mine && t->stacks && cpu >= 0 && cpu < t->ncpus) {
 			t->pend_obj[cpu] = pfn | (1ull << 63);
 			t->pend_key[cpu] = k;
@@ -475,7 +474,7 @@ static int on_event(struct tep_event *ev, struct tep_record *rec, int cpu, void 
 	} else if (id == t->id[EV_PAGE_FREE]) {
 		uint64_t pfn = num(t->f_pfn[EV_PAGE_FREE], rec);
 		uint64_t order = num(t->f_order[EV_PAGE_FREE], rec);
-		uint64_t pbytes = (uint64_t)sysconf(_SC_PAGESIZE) << (order & 31);
+		uint64_t pbytes = t->page_size << (order & 31);
 		struct tobj o;
 		uint32_t ci;
 
@@ -623,6 +622,8 @@ int rec_tracefs_mirror(struct rec *r, struct tep_handle *tep)
 	    !(t->pend_key = calloc(t->ncpus, sizeof(*t->pend_key))))
 		return tfs_fail(r, -ENOMEM, "memory");
 	t->tep = tep;
+	t->page_size = tep_get_page_size(tep) > 0 ? (uint64_t)tep_get_page_size(tep) :
+		       (uint64_t)sysconf(_SC_PAGESIZE);
 	e = find_fields(r);
 	/* a capture's stacks come with it; live, open() turns the trigger on */
 	t->stacks = !e && t->id[EV_STACK] >= 0 && t->f_ssize && t->f_caller;
@@ -746,11 +747,6 @@ int rec_tracefs_poll(struct rec *r)
 		s->ctr_ok[i] = true;
 	}
 	return 0;
-}
-
-bool rec_tracefs_stacks(const struct rec *r)
-{
-	return r->tfs && r->tfs->stacks;
 }
 
 void rec_tracefs_close(struct rec *r)

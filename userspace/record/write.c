@@ -100,8 +100,7 @@ int rec_write_meta(struct rec *r)
 			fclose(f);
 		}
 	}
-	META_I(PS_META_START_WALL_NS, r->replay ? (int64_t)r->replay_wall0 :
-	       (int64_t)rec_now_ns(CLOCK_REALTIME));
+	META_I(PS_META_START_WALL_NS, r->replay ? 0 : (int64_t)rec_now_ns(CLOCK_REALTIME));
 	META_I(PS_META_INTERVAL_NS, (int64_t)o->interval_ns);
 	META(PS_META_TOOL_VERSION, POOLSCOPE_VERSION);
 	META(PS_META_CMDLINE, o->cmdline);
