@@ -106,6 +106,9 @@ LDLIBS_BPF  := $(LINK_STATIC) -lbpf -lelf -lz $(LINK_DYNAMIC)
 LDLIBS_LOAD := $(LINK_STATIC) -luring $(LINK_DYNAMIC) -lpthread -ldl
 # compressed inputs (userspace/decompress.c): zlib, liblzma, libzstd
 LDLIBS_Z    := -lz -llzma -lzstd
+# source lines (userspace/srcline.c): elfutils' libdw reads DWARF, linked in as libelf is; it
+# reads compressed debuginfo through bzip2, xz and zlib
+LDLIBS_DW   := $(LINK_STATIC) -ldw $(LINK_DYNAMIC) -lbz2 -llzma -lz
 # pprof profiles (userspace/pprof.c): protobuf-c, linked in as libbpf is
 LDLIBS_PB   := $(LINK_STATIC) -lprotobuf-c $(LINK_DYNAMIC)
 # the tracefs backend (userspace/record/tracefs.c): libtracefs reads the ring buffers,
@@ -203,7 +206,7 @@ $(O)/userspace/pprof.o: | $(O)/gen/profile.pb-c.h
 
 $(POOLSCOPE): $(BIN_OBJS) $(GEN_OBJS) $(CORE_LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(SANLD) -o $@ $(BIN_OBJS) $(GEN_OBJS) $(CORE_LIB) $(LDLIBS_BPF) $(LDLIBS_LOAD) \
+	$(Q)$(CC) $(SANLD) -o $@ $(BIN_OBJS) $(GEN_OBJS) $(CORE_LIB) $(LDLIBS_DW) $(LDLIBS_BPF) $(LDLIBS_LOAD) \
 		$(LDLIBS_Z) $(LDLIBS_PB) $(LDLIBS_TFS) $(LDLIBS_CORE)
 
 $(O)/tests/%_test: $(O)/tests/unit/%_test.o $(O)/tests/unit/harness.o $(CORE_LIB)
@@ -362,7 +365,7 @@ uninstall:
 
 # --- setup --------------------------------------------------------------------------------------
 # Debian packages everything needs: build, tests, demo, leak lab, Windows cross-build.
-DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev zlib1g-dev liblzma-dev libzstd-dev \
+DEB_PKGS := clang llvm bpftool libbpf-dev libelf-dev libdw-dev libbz2-dev zlib1g-dev liblzma-dev libzstd-dev \
 	libsqlite3-dev sqlite3 \
 	libtraceevent-dev gnuplot-nox samba smbclient libsmbclient-dev mingw-w64 liburing-dev \
 	iproute2 procps pkg-config make gcc libclang-rt-14-dev libnl-3-200 libnl-genl-3-200 libglib2.0-0 \

@@ -22,7 +22,7 @@
 #include "analysis/label.h"
 
 enum ps_rule_field { PS_RF_FRAME, PS_RF_SITE, PS_RF_CACHE, PS_RF_OWNER, PS_RF_COMM, PS_RF_CTX,
-		     PS_RF__N };
+		     PS_RF_SRC, PS_RF__N };
 
 struct ps_rule {
 	char *cls;		/* NULL for a generic-helper rule */

@@ -16,6 +16,22 @@ static void json_field(FILE *f, const char *key, const char *s)
 	ps_json_str(f, s);
 }
 
+/* {"file","line","func","caller","call_file","call_line"} or null */
+static void json_src(FILE *f, const struct ps_src *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"file\":");
+	ps_json_str(f, s->file);
+	fprintf(f, ",\"line\":%u", s->line);
+	json_field(f, "func", s->func);
+	json_field(f, "caller", s->caller);
+	json_field(f, "call_file", s->call_file);
+	fprintf(f, ",\"call_line\":%u}", s->call_line);
+}
+
 static void json_slabinfo(FILE *f, const struct ps_slab_check *s)
 {
 	if (!s->cache) {
@@ -45,6 +61,8 @@ static void json_row(FILE *f, const struct ps_report_row *w)
 	json_field(f, "cache", t->cache);
 	json_field(f, "site_sym", t->site_sym);
 	json_field(f, "module", t->site_module);
+	fprintf(f, ",\"site_src\":");
+	json_src(f, t->site_src);
 	json_field(f, "pool", t->pool);
 	json_field(f, "owner", t->owner);
 	fprintf(f, ",\"start_bytes\":%" PRId64 ",\"end_bytes\":%" PRId64

@@ -58,8 +58,14 @@ static void print_entry_text(FILE *f, const struct ps_stack_share *e, int64_t to
 		return;
 	}
 	for (uint32_t k = 0; k < e->st->nframes; k++) {
+		char sb[512];
+
 		frame_text(&e->st->frames[k], fr, sizeof(fr));
-		fprintf(f, "      %s\n", fr);
+		if (e->st->frames[k].src)
+			fprintf(f, "      %s  %s\n", fr, ps_src_str(e->st->frames[k].src, sb,
+							       sizeof(sb)));
+		else
+			fprintf(f, "      %s\n", fr);
 	}
 }
 

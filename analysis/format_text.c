@@ -47,6 +47,23 @@ static void text_row(FILE *f, const struct ps_report *rep, const struct ps_repor
 	snprintf(lb, sizeof(lb), "  %s: %s", cls, w->a.evidence);
 	if (strlen(lb) > 79 - 11 && strstr(lb, " (rule "))
 		*strstr(lb, " (rule ") = '\0';
+	/* a frame's source line, or the function a src rule matched in: the site line has it */
+	if (strlen(lb) > 79 - 11 && strstr(lb, " at "))
+		*strstr(lb, " at ") = '\0';
+	if (strlen(lb) > 79 - 11 && !strncmp(w->a.evidence, "src ", 4) && strstr(lb, " in "))
+		*strstr(lb, " in ") = '\0';
+	/* and a long path loses its leading directories, marked '~' */
+	if (strlen(lb) > 79 - 11 && !strncmp(w->a.evidence, "src ", 4)) {
+		char *path = strstr(lb, ": src ") + 6, *p = path;
+
+		while (strlen(lb) - (size_t)(p - path) + 2 > 79 - 11 && strchr(p, '/'))
+			p = strchr(p, '/') + 1;
+		if (p != path) {
+			path[0] = '~';
+			path[1] = '/';
+			memmove(path + 2, p, strlen(p) + 1);
+		}
+	}
 	if (strlen(lb) > 79 - 11) {
 		char *sp, cut = lb[79 - 11];
 
@@ -56,6 +73,16 @@ static void text_row(FILE *f, const struct ps_report *rep, const struct ps_repor
 			*sp = '\0';
 	}
 	fprintf(f, "%s, conf %.2f\n", lb, w->a.confidence);
+	if (w->ts->tag.site_src) {
+		char sb[240];
+
+		/* the allocating line first: an inlined helper's part goes when it does not fit */
+		ps_src_str(w->ts->tag.site_src, sb, sizeof(sb));
+		snprintf(lb, sizeof(lb), "  site %s", sb);
+		if (strlen(lb) > 79 && strstr(lb, ", inlined "))
+			*strstr(lb, ", inlined ") = '\0';
+		put_line79(f, lb);
+	}
 	if (w->a.split[0]) {
 		snprintf(lb, sizeof(lb), "  by stack: %s", w->a.split);
 		put_line79(f, lb);

@@ -71,3 +71,16 @@ void ps_label_short(const char *lb, char *out, size_t w)
 		out[o++] = '~';
 	out[o] = '\0';
 }
+
+const char *ps_src_str(const struct ps_src *s, char *buf, size_t len)
+{
+	if (!s)
+		snprintf(buf, len, "%s", "");
+	else if (s->call_file)
+		snprintf(buf, len, "%s:%u %s, inlined %s:%u %s", s->call_file, s->call_line,
+			 s->caller ? s->caller : "?", s->file, s->line, s->func ? s->func : "?");
+	else
+		snprintf(buf, len, "%s:%u%s%s", s->file, s->line, s->func ? " " : "",
+			 s->func ? s->func : "");
+	return buf;
+}

@@ -22,4 +22,12 @@ const char *ps_tag_label(const struct ps_tag *t, char *buf, size_t len);
  */
 void ps_label_short(const char *lb, char *out, size_t w);
 
+/*
+ * A source line as the outputs print it: "fs/file_table.c:225 alloc_empty_file"; when the
+ * line is in an inlined function, the inlining caller's line first:
+ * "net/ipv4/tcp.c:890 tcp_stream_alloc_skb, inlined include/linux/skbuff.h:1300 alloc_skb".
+ * Returns buf ("" for NULL).
+ */
+const char *ps_src_str(const struct ps_src *s, char *buf, size_t len);
+
 #endif

@@ -14,8 +14,9 @@
 #include "userspace/lib/util/util.h"
 
 static const char *const field_names[PS_RF__N] = { "frame", "site", "cache", "owner", "comm",
-						   "ctx" };
-static const double field_conf[PS_RF__N] = { 0.9, 0.8, 0.6, 0.5, 0.4, 0.3 };
+						   "ctx", "src" };
+/* a src rule on a frame counts as the frame; on the call site alone, as the site */
+static const double field_conf[PS_RF__N] = { 0.9, 0.8, 0.6, 0.5, 0.4, 0.3, 0.8 };
 
 void ps_rules_free(struct ps_rules *rs)
 {
@@ -162,13 +163,13 @@ int ps_rules_parse(struct ps_rules **out, const char *name, const char *text, ch
 					break;
 			if (f == PS_RF__N) {
 				snprintf(err, errlen, "%s:%u: unknown field '%s' (expected frame, site, "
-					 "cache, owner, comm or ctx)", name, line, tok[1]);
+					 "src, cache, owner, comm or ctx)", name, line, tok[1]);
 				rc = -PS_ERR__SYNTAX;
 				goto out_err;
 			}
-			if (nt == 4 && f != PS_RF_FRAME && f != PS_RF_SITE) {
-				snprintf(err, errlen, "%s:%u: MODULE only applies to frame and site rules",
-					 name, line);
+			if (nt == 4 && f != PS_RF_FRAME && f != PS_RF_SITE && f != PS_RF_SRC) {
+				snprintf(err, errlen, "%s:%u: MODULE only applies to frame, site and src "
+					 "rules", name, line);
 				rc = -PS_ERR__SYNTAX;
 				goto out_err;
 			}
@@ -277,6 +278,54 @@ static const char *match(const struct ps_rules *rs, enum ps_rule_field f, const 
 	return NULL;
 }
 
+/*
+ * A path relative to the kernel build ("net/ipv4/tcp.c") is matched whole; one that stayed
+ * absolute (a source tree outside the build directory) at each '/', so that "net/..." finds
+ * "/usr/src/linux/net/ipv4/tcp.c".
+ */
+static bool src_path_match(const char *pat, const char *path)
+{
+	if (!path || !*path)
+		return false;
+	if (path[0] != '/')
+		return !fnmatch(pat, path, 0);
+	for (const char *p = path; p; p = strchr(p + 1, '/'))
+		if (p[1] && !fnmatch(pat, p + 1, 0))
+			return true;
+	return false;
+}
+
+/*
+ * The first src rule matching the file of a source line or of the function that inlined it
+ * (a header's inline helper says which API was used, its caller's file whose code it is:
+ * either may decide, in the rules' order). *file gets the file that matched.
+ */
+static const char *match_src(const struct ps_rules *rs, const struct ps_src *src,
+			     const char *module, unsigned *line, const char **file)
+{
+	if (!src)
+		return NULL;
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct ps_rule *r = &rs->r[i];
+		const char *f = NULL;
+
+		if (!r->cls || r->field != PS_RF_SRC || !module_ok(r, module))
+			continue;
+		if (src_path_match(r->pattern, src->file))
+			f = src->file;
+		else if (src_path_match(r->pattern, src->call_file))
+			f = src->call_file;
+		if (f) {
+			if (line)
+				*line = r->line;
+			if (file)
+				*file = f;
+			return r->cls;
+		}
+	}
+	return NULL;
+}
+
 const char *ps_classify_sym(const struct ps_rules *rs, const char *sym, const char *module,
 			    unsigned *line)
 {
@@ -285,10 +334,11 @@ const char *ps_classify_sym(const struct ps_rules *rs, const char *sym, const ch
 
 /*
  * Class of one stack: the first frame from the allocator outward that is not a generic helper
- * and matches a frame rule (or, for module+offset frames, an owner rule on the module).
+ * and matches a src rule by its source line, else a frame rule (or, for module+offset frames,
+ * an owner rule on the module).
  */
 static const char *stack_class(const struct ps_rules *rs, const struct ps_stack *st,
-			       unsigned *line, const struct ps_frame **which)
+			       unsigned *line, const struct ps_frame **which, const char **srcfile)
 {
 	for (uint32_t i = 0; i < st->nframes; i++) {
 		const struct ps_frame *fr = &st->frames[i];
@@ -296,8 +346,11 @@ static const char *stack_class(const struct ps_rules *rs, const struct ps_stack 
 
 		if (fr->sym && ps_rules_is_generic(rs, fr->sym))
 			continue;
-		c = fr->sym ? match(rs, PS_RF_FRAME, fr->sym, fr->module, line)
-			    : match(rs, PS_RF_OWNER, fr->module, NULL, line);
+		*srcfile = NULL;
+		c = match_src(rs, fr->src, fr->module, line, srcfile);
+		if (!c)
+			c = fr->sym ? match(rs, PS_RF_FRAME, fr->sym, fr->module, line)
+				    : match(rs, PS_RF_OWNER, fr->module, NULL, line);
 		if (c) {
 			*which = fr;
 			return c;
@@ -314,6 +367,26 @@ static void frame_str(const struct ps_frame *fr, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s+0x%llx", fr->module ? fr->module : "?",
 			 (unsigned long long)fr->off);
+}
+
+/*
+ * "frame X (rule N)"; with a source line "frame X at FILE:LINE (rule N)", and when a src rule
+ * decided, "src FILE:LINE in X (rule N)" with the file that matched (the inlining caller's
+ * when it was that one).
+ */
+static void src_evidence(char *buf, size_t len, const char *what, const char *name,
+			 const struct ps_src *src, const char *srcfile, unsigned line)
+{
+	if (!src)
+		snprintf(buf, len, "%s %s (rule %u)", what, name, line);
+	else if (!srcfile)
+		snprintf(buf, len, "%s %s at %s:%u (rule %u)", what, name, src->file, src->line,
+			 line);
+	else if (srcfile == src->call_file)
+		snprintf(buf, len, "src %s:%u in %s (rule %u)", src->call_file, src->call_line,
+			 name, line);
+	else
+		snprintf(buf, len, "src %s:%u in %s (rule %u)", src->file, src->line, name, line);
 }
 
 /*
@@ -344,20 +417,20 @@ void ps_attribute(const struct ps_rules *rs, const struct ps_run *r,
 	size_t nsplit = 0;
 	double wsum = 0, best_w = -1;
 	const char *best = NULL;
-	char bestev[128] = "";
+	char bestev[160] = "";
 	unsigned line = 0;
 
 	memset(a, 0, sizeof(*a));
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct ps_stack *st = &r->stacks[i];
 		const struct ps_frame *fr = NULL;
-		const char *c;
+		const char *c, *srcfile = NULL;
 		double w;
 		size_t k;
 
 		if (st->tag_id != t->id)
 			continue;
-		c = stack_class(rs, st, &line, &fr);
+		c = stack_class(rs, st, &line, &fr, &srcfile);
 		w = st->live_bytes > 0 ? (double)st->live_bytes : (double)st->bytes + 1;
 		wsum += w;
 		if (!c)
@@ -374,7 +447,7 @@ void ps_attribute(const struct ps_rules *rs, const struct ps_run *r,
 
 			best_w = w;
 			frame_str(fr, fs, sizeof(fs));
-			snprintf(bestev, sizeof(bestev), "frame %s (rule %u)", fs, line);
+			src_evidence(bestev, sizeof(bestev), "frame", fs, fr->src, srcfile, line);
 		}
 	}
 	if (nsplit) {
@@ -410,10 +483,19 @@ void ps_attribute(const struct ps_rules *rs, const struct ps_run *r,
 			const char *val = f == PS_RF_SITE ? t->site_sym : f == PS_RF_CACHE ? t->cache
 					: f == PS_RF_OWNER ? (t->owner ? t->owner : t->site_module)
 					: f == PS_RF_COMM ? tag_comm(r, t) : t->ctx;
-			const char *c;
+			const char *c, *srcfile = NULL;
 
 			bool generic = f == PS_RF_SITE && ps_rules_is_generic(rs, val);
 
+			/* the site's source line decides before its symbol */
+			if (f == PS_RF_SITE && (c = match_src(rs, t->site_src, t->site_module, &line,
+							      &srcfile))) {
+				ps_strlcpy(a->cls, c, sizeof(a->cls));
+				src_evidence(a->evidence, sizeof(a->evidence), "site", val, t->site_src,
+					     srcfile, line);
+				a->confidence = field_conf[PS_RF_SRC];
+				return;
+			}
 			if (f == PS_RF_CACHE && !val)
 				val = t->name;
 			/* a generic helper as the site decides only through a site rule naming it */

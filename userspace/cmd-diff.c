@@ -12,6 +12,7 @@
 #include "userspace/datafile.h"
 #include "userspace/poolscope.h"
 #include "userspace/lib/util/util.h"
+#include "userspace/srcline.h"
 #include "userspace/lib/trace/trace.h"
 #include "analysis/analysis.h"
 #include "analysis/diff.h"
@@ -24,6 +25,7 @@ static int cmd_diff(int argc, char **argv)
 		{ "rules", required_argument, NULL, 'r' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "debuginfo", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 } };
 	struct ps_run *ra = NULL, *rb = NULL;
@@ -32,7 +34,7 @@ static int cmd_diff(int argc, char **argv)
 	struct ps_verdict va, vb;
 	struct ps_rules *rs = NULL;
 	char err[512] = "";
-	const char *rules_path = NULL;
+	const char *rules_path = NULL, *debuginfo = NULL;
 	enum ps_fmt fmt = PS_FMT_TEXT;
 	unsigned top = 15;
 	int c, rc = PS_EXIT_FAIL;
@@ -40,6 +42,8 @@ static int cmd_diff(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "r:n:h", opts, NULL)) != -1) {
 		if (c == 'r') {
 			rules_path = optarg;
+		} else if (c == 'I') {
+			debuginfo = optarg;
 		} else if (c == 'f') {
 			if (ps_fmt_parse(optarg, &fmt)) {
 				fprintf(stderr, "poolscope diff: --format: expected text, csv, json "
@@ -57,12 +61,16 @@ static int cmd_diff(int argc, char **argv)
 
 			fprintf(f, "usage: poolscope diff A B [--rules FILE] [--top N] "
 				"[--format text|csv|json|markdown]\n"
+				"                         [--debuginfo DIR]\n"
 				"Tags growing in B but not in A (growth per second, or per IO when both\n"
 				"runs have workload counters; at least 64 KiB over run B), then the\n"
 				"paths of both runs side by side.\n"
 				"  -n, --top N       list N tags (default 15, 0 = all)\n"
 				"      --format F    text (80 columns), csv, json, markdown\n"
 				"  -r, --rules FILE  attribution rules (default analysis/rules/default.rules)\n"
+				"      --debuginfo DIR  a debug root searched as /usr/lib/debug is, for\n"
+				"                    each run's own kernel: call sites and frames get\n"
+				"                    their source lines (the traces' own otherwise)\n"
 				"EXAMPLES\n  poolscope diff local.db remote.db\n");
 			return c == 'h' ? PS_EXIT_OK : PS_EXIT_USAGE;
 		}
@@ -79,6 +87,9 @@ static int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "poolscope diff: %s\n", err);
 		goto out;
 	}
+	if (ps_srcline_apply("diff", ra, NULL, debuginfo) ||
+	    ps_srcline_apply("diff", rb, NULL, debuginfo))
+		goto out;
 	if (!ra->nintervals || !rb->nintervals) {
 		fprintf(stderr, "poolscope diff: %s: no intervals (the recording ended before the "
 			"first one)\n", argv[ra->nintervals ? optind + 1 : optind]);

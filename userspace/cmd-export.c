@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "userspace/poolscope.h"
+#include "userspace/srcline.h"
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
 #include "analysis/analysis.h"
@@ -26,7 +27,7 @@ enum { M_NONE, M_FOLDED, M_CSV, M_PPROF };
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: poolscope export TRACE (--folded | --csv timeline | --pprof FILE [-f])\n"
-		"                        [--from T] [--to T]\n"
+		"                        [--from T] [--to T] [--vmlinux FILE] [--debuginfo DIR]\n"
 		"  --folded        live bytes by stack (flamegraph.pl input), root first\n"
 		"  --csv timeline  per-interval per-tag live bytes and objects, allocs, frees\n"
 		"  --pprof FILE    the stacks as a gzipped pprof profile (go tool pprof FILE)\n"
@@ -34,6 +35,9 @@ static void usage(FILE *f)
 		"  --from T, --to T  the window, as report takes it: folded and pprof give each\n"
 		"                  tag the report's figures over it (default: report's window),\n"
 		"                  the timeline lists its intervals (default: all)\n"
+		"  --vmlinux FILE  with --pprof: functions get their source files and lines from\n"
+		"                  this kernel image with DWARF (the trace's own otherwise)\n"
+		"  --debuginfo DIR a debug root searched as /usr/lib/debug is\n"
 		"EXAMPLES\n  poolscope export run.db --folded > leak.folded\n"
 		"  poolscope export run.db --csv timeline > t.csv\n"
 		"  poolscope export run.db --pprof leak.pb.gz && go tool pprof -top leak.pb.gz\n");
@@ -117,6 +121,8 @@ static int cmd_export(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "from", required_argument, NULL, 'a' },
 		{ "to", required_argument, NULL, 'b' },
+		{ "vmlinux", required_argument, NULL, 'V' },
+		{ "debuginfo", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 } };
 	struct ps_run *r = NULL;
@@ -124,7 +130,7 @@ static int cmd_export(int argc, char **argv)
 	struct ps_stack_share *sh = NULL;
 	size_t nsh = 0;
 	char err[512] = "";
-	const char *pprof = NULL, *trace;
+	const char *pprof = NULL, *trace, *vmlinux = NULL, *debuginfo = NULL;
 	uint64_t from = 0, to = UINT64_MAX;
 	bool force = false, window_set = false;
 	int c, mode = M_NONE, rc;
@@ -140,6 +146,10 @@ static int cmd_export(int argc, char **argv)
 		}
 		if (c == 'f') {
 			force = true;
+		} else if (c == 'V') {
+			vmlinux = optarg;
+		} else if (c == 'I') {
+			debuginfo = optarg;
 		} else if (c == 'P') {
 			pprof = optarg;
 			mode = M_PPROF;
@@ -177,6 +187,10 @@ static int cmd_export(int argc, char **argv)
 	if (ps_run_load(&r, trace, err, sizeof(err))) {
 		fprintf(stderr, "poolscope export: %s\n", err);
 		return PS_EXIT_FAIL;
+	}
+	if (ps_srcline_apply("export", r, vmlinux, debuginfo)) {
+		rc = PS_EXIT_FAIL;
+		goto out;
 	}
 	if (r->nintervals && from > r->intervals[r->nintervals - 1].t_ns) {
 		fprintf(stderr, "poolscope export: %s: --from is after the end of the trace "

@@ -53,6 +53,9 @@ static void usage(FILE *f)
 "      --backend B        bpf, tracefs (the kmem tracepoints through tracefs, where\n"
 "                         BPF cannot run: no sampling, page stacks only), or auto\n"
 "                         (default: bpf, tracefs when the kernel refuses BPF)\n"
+"      --vmlinux FILE     the running kernel's image with DWARF: call sites and frames\n"
+"                         get source lines (default: searched in the debug root)\n"
+"      --debuginfo DIR    the debug root to search (default /usr/lib/debug)\n"
 "      --no-kfunc         do without bpf_get_kmem_cache() as on kernels before 6.13\n"
 "                         (kmalloc classes by size, every kmalloc object tracked)\n"
 "      --min-free SIZE    stop (exit 1, the trace kept) when the trace's filesystem\n"
@@ -182,6 +185,8 @@ static int cmd_record(int argc, char **argv)
 		{ "listen-top", required_argument, NULL, 10 },
 		{ "listen-window", required_argument, NULL, 11 },
 		{ "backend", required_argument, NULL, 13 },
+		{ "vmlinux", required_argument, NULL, 14 },
+		{ "debuginfo", required_argument, NULL, 15 },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -265,6 +270,8 @@ static int cmd_record(int argc, char **argv)
 			break;
 		case 7: o.empty_probes = true; break;
 		case 8: o.no_kfunc = true; break;
+		case 14: o.vmlinux = optarg; break;
+		case 15: o.debuginfo = optarg; break;
 		case 13:
 			if (!strcmp(optarg, "bpf"))
 				o.backend = PS_BACKEND_BPF;

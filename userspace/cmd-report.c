@@ -14,6 +14,7 @@
 
 #include "userspace/datafile.h"
 #include "userspace/poolscope.h"
+#include "userspace/srcline.h"
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
 #include "analysis/analysis.h"
@@ -28,6 +29,7 @@ static void usage(FILE *f)
 		"                        [--domain kernel|reclaimable|user|all] [--from T] [--to T]\n"
 		"                        [--sort KEY] [--kind K] [--path P] [--tag GLOB] [--comm GLOB]\n"
 		"                        [--stacks GLOB] [--rules FILE]\n"
+		"                        [--vmlinux FILE] [--debuginfo DIR]\n"
 		"The verdict first (leak, growing, plateau or stable, on which path, confirmed by\n"
 		"which counter), then the top tags of the domain with class, evidence and trend,\n"
 		"then a few of the other domains.\n"
@@ -48,6 +50,10 @@ static void usage(FILE *f)
 		"      --stacks GLOB  the sampled stacks of the matching tags with their bytes\n"
 		"                     (--top stacks per tag, default 5) instead of the report\n"
 		"  -r, --rules FILE   attribution rules (default analysis/rules/default.rules)\n"
+		"      --vmlinux FILE the traced kernel's image with DWARF: call sites and frames\n"
+		"                     get their source lines (the trace's own otherwise)\n"
+		"      --debuginfo DIR a debug root searched as /usr/lib/debug is, for vmlinux\n"
+		"                     and modules\n"
 		"EXAMPLES\n"
 		"  poolscope report run.db\n"
 		"  poolscope report run.db --from 5s --format json\n"
@@ -71,6 +77,8 @@ static int cmd_report(int argc, char **argv)
 		{ "tag", required_argument, NULL, 'G' },
 		{ "comm", required_argument, NULL, 'C' },
 		{ "stacks", required_argument, NULL, 'k' },
+		{ "vmlinux", required_argument, NULL, 'V' },
+		{ "debuginfo", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 } };
 	const char *rules_path = NULL;
@@ -81,7 +89,7 @@ static int cmd_report(int argc, char **argv)
 	struct ps_run *run = NULL;
 	struct ps_report rep = { 0 }, view = { 0 };
 	struct ps_view_opts vo = { 0 };
-	const char *stacks = NULL;
+	const char *stacks = NULL, *vmlinux = NULL, *debuginfo = NULL;
 	unsigned top = 15;
 	bool by_path = false, window_set = false, top_set = false;
 	const char *domain = PS_DOMAIN_KERNEL;
@@ -128,6 +136,12 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case 'C':
 			vo.comm = optarg;
+			break;
+		case 'V':
+			vmlinux = optarg;
+			break;
+		case 'I':
+			debuginfo = optarg;
 			break;
 		case 'k':
 			stacks = optarg;
@@ -196,6 +210,10 @@ static int cmd_report(int argc, char **argv)
 	rc = ps_run_load(&run, argv[optind], err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "poolscope report: %s\n", err[0] ? err : ps_strerror(rc));
+		rc = PS_EXIT_FAIL;
+		goto out;
+	}
+	if (ps_srcline_apply("report", run, vmlinux, debuginfo)) {
 		rc = PS_EXIT_FAIL;
 		goto out;
 	}

@@ -103,8 +103,12 @@ static uint64_t mapping_id(struct pb *b, const char *module, const char *kernel)
 	return ++b->nmaps;
 }
 
-/* The location (one per function) of a frame name in a mapping; 0 on ENOMEM. */
-static uint64_t location_id(struct pb *b, const char *name, uint64_t map)
+/*
+ * The location (one per function) of a frame name in a mapping; 0 on ENOMEM. With a source
+ * line, the function gets the file of the out-of-line function holding it, and the location
+ * the line there of the first frame seen.
+ */
+static uint64_t location_id(struct pb *b, const char *name, uint64_t map, const struct ps_src *src)
 {
 	int64_t s = str_id(b, name), key[2];
 	void *v;
@@ -137,6 +141,14 @@ static uint64_t location_id(struct pb *b, const char *name, uint64_t map)
 	b->fns[b->nfns].system_name = s;
 	b->lines[b->nfns] = (Line)PERFTOOLS__PROFILES__LINE__INIT;
 	b->lines[b->nfns].function_id = b->nfns + 1;
+	if (src) {
+		int64_t f = str_id(b, src->call_file ? src->call_file : src->file);
+
+		if (f < 0)
+			return 0;
+		b->fns[b->nfns].filename = f;
+		b->lines[b->nfns].line = src->call_file ? src->call_line : src->line;
+	}
 	b->locs[b->nfns] = (Location)PERFTOOLS__PROFILES__LOCATION__INIT;
 	b->locs[b->nfns].id = b->nfns + 1;
 	b->locs[b->nfns].mapping_id = map;
@@ -207,7 +219,7 @@ static int build(struct pb *b, const struct ps_run *r, const struct ps_stack_sha
 		s->location_id = &b->loc_ids[nloc];
 		/* the tag first, as the leaf: what was allocated, under the code that did it */
 		ps_tag_label(&e[i].ts->tag, lb, sizeof(lb));
-		id = location_id(b, lb, mapping_id(b, NULL, "poolscope tags"));
+		id = location_id(b, lb, mapping_id(b, NULL, "poolscope tags"), NULL);
 		if (!id)
 			return -ENOMEM;
 		b->loc_ids[nloc++] = id;
@@ -215,13 +227,14 @@ static int build(struct pb *b, const struct ps_run *r, const struct ps_stack_sha
 			const struct ps_frame *fr = &st->frames[k];
 
 			frame_name(fr, name, sizeof(name));
-			id = location_id(b, name, mapping_id(b, fr->module, kernel));
+			id = location_id(b, name, mapping_id(b, fr->module, kernel), fr->src);
 			if (!id)
 				return -ENOMEM;
 			b->loc_ids[nloc++] = id;
 		}
 		if (!st) {
-			id = location_id(b, PS_NO_STACK_FRAME, mapping_id(b, NULL, "poolscope tags"));
+			id = location_id(b, PS_NO_STACK_FRAME, mapping_id(b, NULL, "poolscope tags"),
+					 NULL);
 			if (!id)
 				return -ENOMEM;
 			b->loc_ids[nloc++] = id;

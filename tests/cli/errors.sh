@@ -65,7 +65,7 @@ fails report-from-after-end 1 "poolscope report: linux.db: --from is after the e
 	report linux.db --from 31s
 fails report-rules-missing 1 "poolscope report: missing.rules: No such file or directory" \
 	report linux.db --rules missing.rules
-fails report-rules-bad 1 "poolscope report: bad.rules:2: unknown field 'sites' (expected frame, site, cache, owner, comm or ctx)" \
+fails report-rules-bad 1 "poolscope report: bad.rules:2: unknown field 'sites' (expected frame, site, src, cache, owner, comm or ctx)" \
 	report linux.db --rules bad.rules
 usage report report
 usage report report linux.db local.db

@@ -57,6 +57,8 @@ struct rec {
 	struct kmem_bpf *skel;
 	struct kmem_empty_bpf *empty;
 	struct ps_trace *t;
+	struct ps_srcmap *srcmap;	/* the kernel's debuginfo, NULL without */
+	char srcmap_why[256];		/* why there is none */
 	struct ps_kallsyms *ks;
 	struct ps_slabnames *sn;
 	int ncpus;

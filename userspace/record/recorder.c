@@ -19,11 +19,13 @@
 #include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
 
 #include "userspace/record/rec.h"
+#include "userspace/srcline.h"
 #include "analysis/label.h"
 #include "userspace/lib/util/util.h"
 #include "kmem.skel.h"
@@ -274,6 +276,56 @@ static int load_probes(struct rec *r)
 	return rec_tracefs_open(r);
 }
 
+/*
+ * The running kernel's debuginfo, opened before recording so that a --vmlinux that cannot serve
+ * (another build, no DWARF) stops the start, not the end of an hour's recording. Without
+ * --vmlinux or --debuginfo, having none is normal: the trace keeps symbol+offset.
+ */
+static int open_srcmap(struct rec *r)
+{
+	struct ps_srcmap_opts so = { .vmlinux = r->o->vmlinux, .debuginfo = r->o->debuginfo };
+	struct utsname u;
+	char id[128];
+	int e;
+
+	uname(&u);
+	so.release = u.release;
+	if (!ps_kernel_build_id(NULL, id, sizeof(id)))
+		so.build_id = id;
+	e = ps_srcmap_open(&r->srcmap, &so, r->srcmap_why, sizeof(r->srcmap_why));
+	if (!e || (e == -ENOENT && !r->o->vmlinux && !r->o->debuginfo))
+		return 0;
+	snprintf(r->err, r->errlen, "%s", e == -ENOMEM ? strerror(ENOMEM) : r->srcmap_why);
+	return e;
+}
+
+/* Source lines of every call site and frame written, into the srclines table. */
+static int write_srclines(struct rec *r)
+{
+	size_t nkeys, nfound;
+	int e;
+
+	if (!r->srcmap) {
+		if (!r->o->quiet)
+			fprintf(stderr, "poolscope record: call sites without source lines: %s "
+				"(docs/record.md, \"Source lines\")\n", r->srcmap_why);
+		return 0;
+	}
+	e = ps_srcmap_annotate_trace(r->srcmap, r->t, &nkeys, &nfound);
+	if (!e && ps_srcmap_vmlinux(r->srcmap))
+		e = ps_trace_set_meta(r->t, PS_META_SRCLINES, ps_srcmap_vmlinux(r->srcmap));
+	if (e) {
+		snprintf(r->err, r->errlen, "%s: source lines: %s", r->o->out,
+			 ps_trace_errmsg(r->t));
+		return e;
+	}
+	if (!r->o->quiet)
+		fprintf(stderr, "poolscope record: source lines for %zu of %zu call sites and "
+			"frames (%s)\n", nfound, nkeys, ps_srcmap_vmlinux(r->srcmap) ?
+			ps_srcmap_vmlinux(r->srcmap) : "modules only");
+	return 0;
+}
+
 int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 {
 	struct rec rr = { .o = o, .err = err, .errlen = errlen };
@@ -312,6 +364,11 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 			snprintf(err, errlen, "%s: %s", o->out, ps_strerror(e));
 		r->t = NULL;
 		goto out;
+	}
+	if (o->out) {
+		e = open_srcmap(r);
+		if (e)
+			goto out_unlink;
 	}
 	if (below_floor(r, &floor)) {
 		size_t l = strlen(err);
@@ -458,6 +515,8 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 	}
 out_close:
 	rec_metrics_fini(r);
+	if (r->t && !e)
+		e = write_srclines(r);
 	if (r->t) {
 		int ce = ps_trace_close(r->t);
 
@@ -485,6 +544,7 @@ out:
 	kmem_empty_bpf__destroy(r->empty);
 	rec_tracefs_close(r);
 	ps_kallsyms_free(r->ks);
+	ps_srcmap_free(r->srcmap);
 	ps_slabnames_free(r->sn);
 	rec_resolve_fini(r);
 	snap_free(&r->snap);

@@ -40,6 +40,8 @@ struct ps_record_opts {
 	unsigned listen_top;		/* tags per path on the metrics page */
 	uint64_t listen_window_ns;	/* the window of the page's verdict */
 	enum ps_backend backend;
+	const char *vmlinux;		/* debuginfo for source lines: as given, or searched */
+	const char *debuginfo;		/* in this debug root (default /usr/lib/debug) */
 };
 
 /* Runs a whole recording. Returns 0, or -errno with a message in err. */

@@ -32,6 +32,8 @@
 #define PS_META_LABEL			"label"
 #define PS_META_HOST			"host"
 #define PS_META_KERNEL			"kernel"
+#define PS_META_KERNEL_BUILD_ID		"kernel_build_id" /* hex, /sys/kernel/notes */
+#define PS_META_SRCLINES		"srclines"	/* the debuginfo the lines came from */
 #define PS_META_ARCH			"arch"
 #define PS_META_BOOT_ID			"boot_id"
 #define PS_META_OS_VERSION		"os_version"

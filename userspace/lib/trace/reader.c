@@ -260,6 +260,20 @@ static bool has_domain(sqlite3 *db)
 	return found;
 }
 
+/* srclines came after the first traces: one without it has no source lines */
+static bool has_srclines(sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	bool found;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND"
+			       " name='srclines'", -1, &s, NULL) != SQLITE_OK)
+		return false;
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
 static int count_rows(struct loader *L, const char *sql, int64_t *out)
 {
 	sqlite3_stmt *s;
@@ -591,6 +605,38 @@ static int frame_row(struct loader *L, sqlite3_stmt *s)
 	return nomem ? oom(L) : 0;
 }
 
+static int src_row(struct loader *L, sqlite3_stmt *s)
+{
+	struct ps_src src = {};
+	int64_t off, line, call_line;
+	bool nomem = false;
+	int e;
+
+	e = col_any(L, s, 2, &off) ?: col_any(L, s, 4, &line) ?: col_any(L, s, 8, &call_line);
+	if (e)
+		return e;
+	if (line < 0 || line > UINT32_MAX || call_line < 0 || call_line > UINT32_MAX)
+		return corrupt_row(L, s, "line %lld is not a line number",
+				   (long long)(line < 0 || line > UINT32_MAX ? line : call_line));
+	src.module = col_dup(s, 0, &nomem);
+	src.sym = col_dup(s, 1, &nomem);
+	src.off = (uint64_t)off;
+	src.file = col_dup(s, 3, &nomem);
+	src.line = (uint32_t)line;
+	src.func = col_dup(s, 5, &nomem);
+	src.caller = col_dup(s, 6, &nomem);
+	src.call_file = col_dup(s, 7, &nomem);
+	src.call_line = (uint32_t)call_line;
+	e = nomem ? -ENOMEM : ps_run_add_src(L->r, &src);
+	free((char *)src.module);
+	free((char *)src.sym);
+	free((char *)src.file);
+	free((char *)src.func);
+	free((char *)src.caller);
+	free((char *)src.call_file);
+	return e ? oom(L) : 0;
+}
+
 /*
  * A sparse trace (meta sparse_series) writes a named series' row only when its value changed: a
  * point without one holds the value of the one before. Before a series' first row it stays absent.
@@ -752,8 +798,12 @@ int ps_run_load_points(struct ps_run **out, const char *path, uint32_t max_point
 	if (!e)
 		e = each_row(&L, "SELECT stack, depth, addr, sym, off, module FROM frames"
 			     " ORDER BY stack, depth", "frames", 2, frame_row);
+	if (!e && has_srclines(L.db))
+		e = each_row(&L, "SELECT module, sym, off, file, line, func, caller, call_file,"
+			     " call_line FROM srclines", "srclines", 3, src_row);
 	if (e)
 		goto out;
+	ps_run_link_srcs(L.r);
 	if (ps_run_check(L.r, what, sizeof(what))) {
 		snprintf(L.err, L.errlen, "%s: %s", path, what);
 		e = -PS_ERR__CORRUPT;
@@ -877,6 +927,8 @@ int ps_run_save(const struct ps_run *r, const char *path, unsigned flags, char *
 		st.tag_id = ids[p];
 		e = ps_trace_put_stack(t, &st);
 	}
+	for (size_t i = 0; !e && i < r->nsrcs; i++)
+		e = ps_trace_put_src(t, r->srcs[i]);
 	if (e)
 		snprintf(err, errlen, "%s: %s", path, ps_trace_errmsg(t));
 out:

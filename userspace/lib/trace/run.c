@@ -78,6 +78,19 @@ static void free_stack(struct ps_stack *st)
 	free((char *)st->ctx);
 }
 
+static void free_src(struct ps_src *s)
+{
+	if (!s)
+		return;
+	free((char *)s->module);
+	free((char *)s->sym);
+	free((char *)s->file);
+	free((char *)s->func);
+	free((char *)s->caller);
+	free((char *)s->call_file);
+	free(s);
+}
+
 void ps_run_free(struct ps_run *r)
 {
 	if (!r)
@@ -107,6 +120,9 @@ void ps_run_free(struct ps_run *r)
 	}
 	for (size_t i = 0; i < r->nstacks; i++)
 		free_stack(&r->stacks[i]);
+	for (size_t i = 0; i < r->nsrcs; i++)
+		free_src(r->srcs[i]);
+	free(r->srcs);
 	free(r->meta);
 	free(r->tags);
 	free(r->sys);
@@ -129,6 +145,7 @@ struct ps_tag_series *ps_run_add_tag(struct ps_run *r, const struct ps_tag *tag)
 		return NULL;
 	ts->s = calloc(r->nintervals ? r->nintervals : 1, sizeof(*ts->s));
 	ts->tag = *tag;
+	ts->tag.site_src = NULL;	/* ps_run_link_srcs points it into this run */
 	ts->tag.kind = dup_or_null(tag->kind ? tag->kind : "unknown", &oom);
 	ts->tag.name = dup_or_null(tag->name, &oom);
 	ts->tag.cache = dup_or_null(tag->cache, &oom);
@@ -338,6 +355,7 @@ int ps_run_add_stack(struct ps_run *r, const struct ps_stack *st)
 			oom = true;
 		for (uint32_t i = 0; d->frames && i < st->nframes; i++) {
 			d->frames[i] = st->frames[i];
+			d->frames[i].src = NULL;
 			d->frames[i].sym = dup_or_null(st->frames[i].sym, &oom);
 			d->frames[i].module = dup_or_null(st->frames[i].module, &oom);
 			d->nframes = i + 1;
@@ -349,6 +367,114 @@ int ps_run_add_stack(struct ps_run *r, const struct ps_stack *st)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+uint64_t ps_src_key(const char *sym, uint64_t off, char *base, size_t len)
+{
+	const char *plus = sym ? strchr(sym, '+') : NULL;
+	size_t n = sym ? (plus ? (size_t)(plus - sym) : strlen(sym)) : 0;
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(base, sym ? sym : "", n);
+	base[n] = 0;
+	if (plus)
+		off += strtoull(plus + 1, NULL, 16);
+	return off;
+}
+
+static int src_cmp(const char *ma, const char *sa, uint64_t oa, const struct ps_src *b)
+{
+	int c = strcmp(ma, b->module);
+
+	if (!c)
+		c = strcmp(sa, b->sym);
+	if (!c)
+		c = oa < b->off ? -1 : oa > b->off;
+	return c;
+}
+
+static int src_sort(const void *a, const void *b)
+{
+	const struct ps_src *x = *(const struct ps_src *const *)a;
+
+	return src_cmp(x->module, x->sym, x->off, *(const struct ps_src *const *)b);
+}
+
+static struct ps_src *src_find(const struct ps_run *r, const char *module, const char *sym,
+			       uint64_t off)
+{
+	char base[256];
+	size_t lo = 0, hi = r->nsrcs;
+
+	if (!sym || !r->nsrcs)
+		return NULL;
+	off = ps_src_key(sym, off, base, sizeof(base));
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = src_cmp(module ? module : "", base, off, r->srcs[mid]);
+
+		if (!c)
+			return r->srcs[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+int ps_run_add_src(struct ps_run *r, const struct ps_src *src)
+{
+	struct ps_src *d = calloc(1, sizeof(*d)), **arr;
+	bool oom = !d;
+
+	if (d) {
+		d->module = dup_or_null(src->module ? src->module : "", &oom);
+		d->sym = dup_or_null(src->sym ? src->sym : "", &oom);
+		d->off = src->off;
+		d->file = dup_or_null(src->file ? src->file : "", &oom);
+		d->line = src->line;
+		d->func = dup_or_null(src->func, &oom);
+		d->caller = dup_or_null(src->caller, &oom);
+		d->call_file = dup_or_null(src->call_file, &oom);
+		d->call_line = src->call_line;
+	}
+	arr = oom ? NULL : realloc(r->srcs, (r->nsrcs + 1) * sizeof(*arr));
+	if (!arr) {
+		free_src(d);
+		return -ENOMEM;
+	}
+	r->srcs = arr;
+	r->srcs[r->nsrcs++] = d;
+	return 0;
+}
+
+void ps_run_clear_srcs(struct ps_run *r)
+{
+	for (size_t i = 0; i < r->nsrcs; i++)
+		free_src(r->srcs[i]);
+	free(r->srcs);
+	r->srcs = NULL;
+	r->nsrcs = 0;
+	ps_run_link_srcs(r);
+}
+
+void ps_run_link_srcs(struct ps_run *r)
+{
+	if (r->nsrcs)
+		qsort(r->srcs, r->nsrcs, sizeof(*r->srcs), src_sort);
+	for (size_t i = 0; i < r->ntags; i++) {
+		struct ps_tag *t = &r->tags[i].tag;
+
+		t->site_src = src_find(r, t->site_module, t->site_sym, 0);
+	}
+	for (size_t i = 0; i < r->nstacks; i++)
+		for (uint32_t k = 0; k < r->stacks[i].nframes; k++) {
+			struct ps_frame *f = &r->stacks[i].frames[k];
+
+			f->src = src_find(r, f->module, f->sym, f->off);
+		}
 }
 
 const struct ps_tag_series *ps_run_tag(const struct ps_run *r, int64_t id)

@@ -45,6 +45,9 @@ const char ps_trace_schema_sql[] =
 	"  comm TEXT, ctx TEXT, nframes INTEGER NOT NULL, UNIQUE(tag, hash));\n"
 	"CREATE TABLE frames(stack INTEGER NOT NULL, depth INTEGER NOT NULL, addr INTEGER NOT NULL,\n"
 	"  sym TEXT, off INTEGER NOT NULL, module TEXT, PRIMARY KEY(stack, depth)) WITHOUT ROWID;\n"
+	"CREATE TABLE srclines(module TEXT NOT NULL, sym TEXT NOT NULL, off INTEGER NOT NULL,\n"
+	"  file TEXT NOT NULL, line INTEGER NOT NULL, func TEXT, caller TEXT, call_file TEXT,\n"
+	"  call_line INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(module, sym, off)) WITHOUT ROWID;\n"
 	/*
 	 * Views for reading by hand (docs/trace-format.md, "Views"): rows of samples, counters and
 	 * slabinfo are written only when they change, so a query of one interval must take each

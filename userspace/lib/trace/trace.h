@@ -37,6 +37,8 @@
 #define PS_TRACE_ABSURD		(INT64_C(1) << 52)
 #define PS_TRACE_SUM_MAX	(INT64_C(1) << 61)
 
+struct ps_src;
+
 /* One tag: what allocations are grouped by. Strings may be NULL (stored as NULL). */
 struct ps_tag {
 	int64_t id;		/* assigned by the writer / read back */
@@ -53,6 +55,7 @@ struct ps_tag {
 	const char *owner;	/* driver/description (pooltag.txt), else NULL */
 	uint32_t flags;		/* PS_TAG_F_* */
 	const char *domain;	/* PS_DOMAIN_*: decided by the writer; NULL in traces older than it */
+	const struct ps_src *site_src;	/* the call site's source line (ps_run_link_srcs), or NULL */
 };
 
 /*
@@ -97,7 +100,31 @@ struct ps_frame {
 	const char *sym;	/* NULL when unresolved */
 	uint64_t off;		/* offset into sym, or into module when sym is NULL */
 	const char *module;	/* NULL for vmlinux; "ksmbd", "srv2.sys" */
+	const struct ps_src *src;	/* its source line (ps_run_link_srcs), or NULL */
 };
+
+/*
+ * The source line of a code address (the srclines table), keyed by what call sites and frames
+ * are stored as: the module ("" for vmlinux), the symbol without "+0x..", and the whole offset
+ * into it. Read from the kernel's debuginfo (DWARF) when the trace was written or analyzed.
+ */
+struct ps_src {
+	const char *module;
+	const char *sym;
+	uint64_t off;
+	const char *file;	/* the line the address is on: "net/ipv4/tcp.c", relative to the build */
+	uint32_t line;
+	const char *func;	/* the function that line is in: an inlined one, or the caller itself */
+	const char *caller;	/* when func was inlined: the out-of-line function holding it */
+	const char *call_file;	/* and the line in caller that inlined it */
+	uint32_t call_line;
+};
+
+/*
+ * Splits a stored symbol ("name" or "name+0x1a2") and a frame's off into the srclines key:
+ * base gets the name, the return is the whole offset.
+ */
+uint64_t ps_src_key(const char *sym, uint64_t off, char *base, size_t len);
 
 /* A sampled stack of one tag with what was counted on it. */
 struct ps_stack {
@@ -161,6 +188,15 @@ int ps_trace_commit_interval(struct ps_trace *t);
 
 /* Adds or replaces (by tag_id, hash) a stack with its frames; sets st->id. */
 int ps_trace_put_stack(struct ps_trace *t, struct ps_stack *st);
+/* Adds or replaces (by module, sym, off) a source line. */
+int ps_trace_put_src(struct ps_trace *t, const struct ps_src *src);
+/*
+ * Calls fn for each distinct (module, sym, off) the trace's tags and frames name so far, module
+ * "" for vmlinux; stops at fn's first nonzero return, which it returns.
+ */
+int ps_trace_each_src_key(struct ps_trace *t,
+			  int (*fn)(void *ctx, const char *module, const char *sym, uint64_t off),
+			  void *ctx);
 
 
 /* --- the in-memory run ------------------------------------------------------------------------ */
@@ -235,6 +271,8 @@ struct ps_run {
 	 */
 	uint32_t per_point;
 	uint32_t src_intervals;
+	size_t nsrcs;
+	struct ps_src **srcs;		/* sorted by key after ps_run_link_srcs */
 };
 
 /*
@@ -279,6 +317,12 @@ struct ps_slab_series *ps_run_add_slab(struct ps_run *r, const char *cache, uint
 int ps_run_enable_workload(struct ps_run *r);
 /* Adds a copy of st (frames and strings copied); st->id is assigned when 0. -ENOMEM. */
 int ps_run_add_stack(struct ps_run *r, const struct ps_stack *st);
+/* Adds a source line (strings copied; one per key); -ENOMEM. */
+int ps_run_add_src(struct ps_run *r, const struct ps_src *src);
+/* Drops every source line (before reading them again from other debuginfo). */
+void ps_run_clear_srcs(struct ps_run *r);
+/* Points every tag's site_src and frame's src at its source line, or NULL. */
+void ps_run_link_srcs(struct ps_run *r);
 /* Index of the first interval whose end (t_ns) is >= t_ns, or nintervals. */
 uint32_t ps_run_interval_at(const struct ps_run *r, uint64_t t_ns);
 

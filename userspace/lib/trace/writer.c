@@ -19,7 +19,7 @@
 
 enum {
 	ST_META, ST_TAG, ST_INTERVAL, ST_SAMPLE, ST_SYS, ST_SLAB, ST_COUNTER,
-	ST_WORKLOAD, ST_STACK_FIND, ST_STACK_INS, ST_STACK_UPD, ST_FRAME, ST__N
+	ST_WORKLOAD, ST_STACK_FIND, ST_STACK_INS, ST_STACK_UPD, ST_FRAME, ST_SRC, ST__N
 };
 
 static const char *const stmt_sql[ST__N] = {
@@ -39,6 +39,8 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_STACK_INS] = "INSERT INTO stacks(tag, hash, allocs, bytes, live_bytes, comm, ctx, nframes)"
 			 " VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
 	[ST_STACK_UPD] = "UPDATE stacks SET allocs=?2, bytes=?3, live_bytes=?4 WHERE id=?1",
+	[ST_SRC] = "INSERT OR REPLACE INTO srclines(module, sym, off, file, line, func, caller,"
+		   " call_file, call_line) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
 	[ST_FRAME] = "INSERT OR REPLACE INTO frames(stack, depth, addr, sym, off, module)"
 		     " VALUES(?1,?2,?3,?4,?5,?6)",
 };
@@ -501,4 +503,50 @@ int ps_trace_put_stack(struct ps_trace *t, struct ps_stack *st)
 			return e;
 	}
 	return 0;
+}
+
+int ps_trace_put_src(struct ps_trace *t, const struct ps_src *src)
+{
+	sqlite3_stmt *s = t->st[ST_SRC];
+	int e = begin(t);
+
+	if (e)
+		return e;
+	bind_text(s, 1, src->module ? src->module : "");
+	bind_text(s, 2, src->sym);
+	sqlite3_bind_int64(s, 3, (int64_t)src->off);
+	bind_text(s, 4, src->file);
+	sqlite3_bind_int64(s, 5, src->line);
+	bind_text(s, 6, src->func);
+	bind_text(s, 7, src->caller);
+	bind_text(s, 8, src->call_file);
+	sqlite3_bind_int64(s, 9, src->call_line);
+	return run(t, ST_SRC, "add source line");
+}
+
+int ps_trace_each_src_key(struct ps_trace *t,
+			  int (*fn)(void *ctx, const char *module, const char *sym, uint64_t off),
+			  void *ctx)
+{
+	static const char sql[] =
+		"SELECT DISTINCT coalesce(site_module, ''), site_sym, 0 FROM tags"
+		" WHERE site_sym IS NOT NULL UNION"
+		" SELECT DISTINCT coalesce(module, ''), sym, off FROM frames WHERE sym IS NOT NULL";
+	sqlite3_stmt *s;
+	int rc, e = 0;
+
+	rc = sqlite3_prepare_v2(t->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return fail(t, rc, "read call sites");
+	while (!e && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		char base[256];
+		uint64_t off = ps_src_key((const char *)sqlite3_column_text(s, 1),
+					  (uint64_t)sqlite3_column_int64(s, 2), base, sizeof(base));
+
+		e = fn(ctx, (const char *)sqlite3_column_text(s, 0), base, off);
+	}
+	if (!e && rc != SQLITE_DONE)
+		e = fail(t, rc, "read call sites");
+	sqlite3_finalize(s);
+	return e;
 }

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Source lines through libdw: the test builds a module-like object (ET_REL, as a .ko) and a
+# vmlinux-like executable with DWARF and a build id (tests/fixtures/srcline/), points a copy of
+# the fixture trace's call sites and frames at their functions, and checks that report, export
+# and diff give each the file:line its source says (and binutils' addr2line agrees), the
+# inlined helper with the line that inlined it, that src rules decide before symbol rules, that
+# the trace's own srclines table is read, and that debuginfo which cannot serve (another build
+# id, no DWARF, not ELF) is refused in one line. No root.
+set -u
+cd "${PS_SRCDIR:-$(dirname "$0")/../..}" || exit 1
+. tests/cli/lib/fixtures.sh clisrclines
+. tests/cli/lib/srcline.sh
+failed=0
+ok() { echo "ok $1"; }
+bad() { echo "FAIL $1: $2"; failed=1; }
+for t in gcc objdump addr2line objcopy jq sqlite3 go; do
+	command -v $t > /dev/null || { echo "FAIL $t not found (make deps installs it)"; exit 1; }
+done
+export HOME=$d GOCACHE=$d/gocache GOFLAGS= PPROF_TMPDIR=$d
+src=$PWD/tests/fixtures/srcline
+id=0123456789abcdef0123456789abcdef01234567
+rel=$(sqlite3 "$d/linux.db" "SELECT value FROM meta WHERE key = 'kernel'")
+cd "$d" || exit 1
+
+# the objects, built here from their sources: an optimizing build that keeps the calls calls
+CF="-g -O1 -fno-optimize-sibling-calls -fno-inline-small-functions"
+mkdir -p "root/lib/modules/$rel/kernel/fs/smb/server" "root/.build-id/${id:0:2}"
+gcc $CF -ffunction-sections -c "$src/ksmbd.c" -o ksmbd.ko &&
+gcc $CF -fno-pie -no-pie -nostdlib -static -Wl,--build-id=0x$id -o vmlinux "$src/vmlinux.c" &&
+gcc $CF -fno-pie -no-pie -nostdlib -static -Wl,--build-id=0x${id//0/f} -o vmlinux.other \
+	"$src/vmlinux.c" || { echo "FAIL build: the test objects do not build"; exit 1; }
+objcopy --strip-debug vmlinux vmlinux.stripped
+cp ksmbd.ko "root/lib/modules/$rel/kernel/fs/smb/server/"
+cp vmlinux "root/.build-id/${id:0:2}/${id:2}.debug"
+readelf -h ksmbd.ko | grep -q 'Type: *REL' && readelf -h vmlinux | grep -q 'Type: *EXEC' &&
+	ok objects || bad objects "ksmbd.ko is not ET_REL or vmlinux not ET_EXEC"
+
+declare -A off line
+while read -r f o; do off[$f]=$o; done < <( { objdump -d --no-show-raw-insn ksmbd.ko;
+	objdump -d --no-show-raw-insn vmlinux; } | srcline_retoffs)
+while read -r m l; do line[$m]=$l; done < <(cat "$src/ksmbd.c" "$src/vmlinux.c" | srcline_marks)
+for k in smb2_read smb2_open vfs_mystery svc_mystery_alloc; do
+	[ -n "${off[$k]:-}" ] || { echo "FAIL offsets: no call found in $k"; exit 1; }
+done
+for k in read open inline vfs svc; do
+	[ -n "${line[$k]:-}" ] || { echo "FAIL marks: no MARK($k) in the sources"; exit 1; }
+done
+
+# binutils reads the same DWARF another way: its lines are the ones this test expects
+a2l() { # ELF ADDRESS [SECTION] -> the outermost FILE:LINE (after -i, the last), build dir cut
+	addr2line -i -e "$1" ${3:+-j "$3"} "$2" | tail -1 | sed "s|^$d/||"
+}
+vaddr() { printf '0x%x' $(( 16#$(nm vmlinux | awk -v f="$1" '$3 == f { print $1 }') + $2 - 1 )); }
+got="$(a2l vmlinux "$(vaddr vfs_mystery "${off[vfs_mystery]}")") $(a2l ksmbd.ko \
+	$((off[smb2_read] - 1)) .text.smb2_read) $(a2l ksmbd.ko $((off[smb2_open] - 1)) .text.smb2_open)"
+want="${line[vfs]} ${line[read]} ${line[open]}"
+[ "$got" = "$want" ] && ok addr2line-agrees || bad addr2line-agrees "addr2line says '$got', the sources '$want'"
+
+# the fixture trace, its sites and one frame moved onto the objects' functions
+cp linux.db t.db
+sqlite3 t.db "UPDATE tags SET site_sym = 'smb2_read+${off[smb2_read]}' WHERE name = 'kmalloc-256';
+	UPDATE frames SET sym = 'smb2_read+${off[smb2_read]}' WHERE sym = 'smb2_read+0x1a2';
+	UPDATE tags SET site_sym = 'smb2_open+${off[smb2_open]}' WHERE name = 'kmalloc-8k';
+	UPDATE tags SET site_sym = 'vfs_mystery+${off[vfs_mystery]}' WHERE name = 'TCP';
+	UPDATE tags SET site_sym = 'svc_mystery_alloc+${off[svc_mystery_alloc]}'
+		WHERE name = 'kmalloc-512';
+	INSERT OR REPLACE INTO meta VALUES('kernel_build_id', '$id')" || exit 1
+P=$POOLSCOPE
+tagq() { # JSON TAG-PREFIX JQ -> the value for the tag whose label starts so
+	jq -r --arg t "$2" ".tags[] | select(.tag | startswith(\$t)) | $3" "$1"
+}
+
+# without debuginfo: no lines, and the symbol rules decide (vfs_* is the filesystem's)
+"$P" report t.db --top 0 --format json > plain.json || bad plain "exit $?"
+[ "$(jq '[.tags[] | select(.site_src != null)] | length' plain.json)" = 0 ] &&
+	ok plain-no-lines || bad plain-no-lines "lines without debuginfo"
+[ "$(tagq plain.json TCP@ .class)" = file-services/filesystem ] && ok plain-symbol-rule ||
+	bad plain-symbol-rule "TCP@vfs_mystery: $(tagq plain.json TCP@ .class), not the vfs_* rule's"
+
+# --vmlinux and the module found under --debuginfo
+"$P" report t.db --top 0 --format json --vmlinux vmlinux --debuginfo root > src.json 2> src.err ||
+	bad src "exit $?: $(cat src.err)"
+grep -q "source lines for 4 of [0-9]* call sites and frames (vmlinux, modules under root/lib/modules/$rel)" src.err &&
+	ok src-count || bad src-count "stderr: $(cat src.err)"
+chk() { # NAME TAG JQ WANT
+	local g
+	g=$(tagq src.json "$2" "$3")
+	[ "$g" = "$4" ] && ok "$1" || bad "$1" "$2 $3: got '$g', want '$4'"
+}
+chk module-line kmalloc-256@ '"\(.site_src.file):\(.site_src.line) \(.site_src.func)"' "${line[read]} smb2_read"
+chk module-not-inlined kmalloc-256@ '.site_src.caller' null
+chk inline-line kmalloc-8k@ '"\(.site_src.file):\(.site_src.line) \(.site_src.func)"' "${line[inline]} session_alloc"
+chk inline-caller kmalloc-8k@ '"\(.site_src.call_file):\(.site_src.call_line) \(.site_src.caller)"' "${line[open]} smb2_open"
+chk vmlinux-line TCP@ '"\(.site_src.file):\(.site_src.line)"' "${line[vfs]}"
+chk vmlinux-line2 kmalloc-512@ '"\(.site_src.file):\(.site_src.line)"' "${line[svc]}"
+# the src rule (net/*) decides before the symbol rule (vfs_*), and says so
+chk src-before-symbol TCP@ .class network
+chk src-evidence TCP@ '.evidence | sub(" in .*"; "")' "src ${line[vfs]}"
+chk src-no-symbol-rule kmalloc-512@ .class network
+# a frame's line decides the stack walk: ksmbd's smb2_read frame, past two generic helpers
+chk frame-src kmalloc-256@ '.evidence | sub(" in .*"; "")' "src ${line[read]}"
+chk frame-class kmalloc-256@ .class file-services/smb-server
+
+"$P" report t.db --top 0 --vmlinux vmlinux --debuginfo root > src.txt 2> /dev/null
+grep -qx "  site ${line[read]} smb2_read" src.txt && ok text-site ||
+	bad text-site "no '  site ${line[read]} smb2_read' line in the text report"
+long=$(awk 'length > 79' src.txt)
+[ -z "$long" ] && ok text-width || bad text-width "lines over 79 columns: $long"
+"$P" report t.db --top 0 --format csv --vmlinux vmlinux --debuginfo root 2> /dev/null |
+	python3 -c '
+import csv, sys
+rows = {r["tag"].split("@")[0]: r["site_src"] for r in csv.DictReader(sys.stdin)}
+sys.exit(0 if rows.get("kmalloc-8k", "").startswith(sys.argv[1] + " smb2_open, inlined " + sys.argv[2])
+	 and rows.get("dentry") == "" else 1)' "${line[open]}" "${line[inline]}" &&
+	ok csv-site-src || bad csv-site-src "the CSV's site_src column"
+"$P" report t.db --stacks 'kmalloc-256@*' --vmlinux vmlinux --debuginfo root 2> /dev/null |
+	grep -q "smb2_read+${off[smb2_read]} \[ksmbd\]  ${line[read]} smb2_read" &&
+	ok stacks-frame-line || bad stacks-frame-line "report --stacks shows no line for the smb2_read frame"
+
+# pprof: the function carries its file and line
+"$P" export t.db --pprof p.pb.gz --vmlinux vmlinux --debuginfo root 2> /dev/null &&
+	go tool pprof -lines -top -cum p.pb.gz 2> /dev/null | grep -q "smb2_read ${line[read]}\$" &&
+	ok pprof-lines || bad pprof-lines "go tool pprof -lines shows no smb2_read ${line[read]}"
+
+# the debug root alone: vmlinux found by its build id, the module under lib/modules/RELEASE
+"$P" report t.db --top 0 --format json --debuginfo root > root.json 2> root.err &&
+	grep -q "(root/.build-id/${id:0:2}/${id:2}.debug, modules" root.err &&
+	[ "$(tagq root.json TCP@ .class)" = network ] && ok build-id-link ||
+	bad build-id-link "$(cat root.err)"
+"$P" diff t.db t.db --debuginfo root > diff.txt 2> diff.err
+[ "$(grep -c 'source lines for 4 of' diff.err)" = 2 ] && ok diff-debuginfo ||
+	bad diff-debuginfo "$(cat diff.err)"
+
+# debuginfo that cannot serve: one line naming the file and why, nothing on stdout
+refuse() { # NAME WANT-IN-STDERR ARGS...
+	local n=$1 w=$2 rc
+	shift 2
+	"$P" report t.db "$@" > r.out 2> r.err
+	rc=$?
+	if [ $rc = 1 ] && [ ! -s r.out ] && [ "$(wc -l < r.err)" = 1 ] && grep -q -- "$w" r.err; then
+		ok "$n"
+	else bad "$n" "exit $rc, stderr: $(cat r.err)"; fi
+}
+refuse other-build "vmlinux.other: build id ${id//0/f}, but the trace's kernel has $id" \
+	--vmlinux vmlinux.other
+refuse no-dwarf "vmlinux.stripped: no DWARF" --vmlinux vmlinux.stripped
+echo text > notelf
+refuse not-elf "notelf: not an ELF file" --vmlinux notelf
+refuse no-file "nothere: No such file" --vmlinux nothere
+refuse no-root "nodir: not a directory" --debuginfo nodir
+mkdir empty
+refuse nothing-found "no vmlinux with debuginfo for kernel $rel under empty" --debuginfo empty
+
+# the trace's own lines (what record writes): read without options, a damaged one refused
+cp t.db own.db
+sqlite3 own.db "INSERT INTO srclines(module, sym, off, file, line, func) VALUES
+	('ksmbd', 'smb2_read', ${off[smb2_read]}, 'fs/smb/server/smb2pdu.c', 77, 'smb2_read')"
+"$P" report own.db --top 0 | grep -qx "  site fs/smb/server/smb2pdu.c:77 smb2_read" &&
+	ok stored-lines || bad stored-lines "the srclines row is not shown"
+"$P" report own.db --top 0 --format json --vmlinux vmlinux --debuginfo root 2> /dev/null |
+	jq -e ".tags[] | select(.tag | startswith(\"kmalloc-256@\")) | .site_src.line == ${line[read]#*:}" \
+	> /dev/null && ok given-replaces-stored || bad given-replaces-stored "--vmlinux did not replace the stored line"
+sqlite3 own.db "UPDATE srclines SET line = -4"
+"$P" report own.db > r.out 2> r.err
+[ $? = 1 ] && grep -q "own.db: srclines" r.err && ok damaged-lines ||
+	bad damaged-lines "$(cat r.err)"
+cp linux.db old.db && sqlite3 old.db "DROP TABLE srclines"
+"$P" report old.db > /dev/null 2> r.err && ok trace-without-table ||
+	bad trace-without-table "$(cat r.err)"
+
+# a user's src rule, with a module: first match wins
+printf 'network src fs/smb/server/* ksmbd\ngeneric __kmalloc*\ngeneric __kvmalloc*\n' > my.rules
+"$P" report t.db --top 0 --format json --rules my.rules --vmlinux vmlinux --debuginfo root \
+	2> /dev/null > my.json
+[ "$(tagq my.json kmalloc-256@ .class)" = network ] && ok user-src-rule ||
+	bad user-src-rule "$(tagq my.json kmalloc-256@ .class)"
+printf 'network src\n' > bad.rules
+"$P" report t.db --rules bad.rules > /dev/null 2> r.err
+grep -q "bad.rules:1: expected CLASS FIELD PATTERN" r.err && ok src-rule-syntax ||
+	bad src-rule-syntax "$(cat r.err)"
+exit $failed
