@@ -26,6 +26,7 @@
 #include "userspace/poolscope.h"
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
+#include "userspace/lib/trace/schema.h"
 #include "userspace/top/screen.h"
 
 static volatile sig_atomic_t stop;
@@ -123,14 +124,15 @@ static bool creating(const char *path)
 
 /*
  * The trace as it stands; NULL with why filled while there is nothing to read, and *fatal set
- * when what is there is not a trace (a file not yet past its SQLite header is one being
- * created: waited for).
+ * when what is there is not a trace (a file not yet past its SQLite header, or past it without
+ * the schema its writer commits first, is one being created: waited for).
  */
 static struct ps_run *reload(const char *path, char *why, size_t len, bool *fatal)
 {
 	struct ps_run *r = NULL;
 	char err[512] = "";
 	struct stat sb;
+	int e;
 
 	*fatal = false;
 	why[0] = '\0';
@@ -138,7 +140,13 @@ static struct ps_run *reload(const char *path, char *why, size_t len, bool *fata
 		snprintf(why, len, "waiting for %s", path);
 		return NULL;
 	}
-	if (ps_run_load(&r, path, err, sizeof(err))) {
+	e = ps_run_load(&r, path, err, sizeof(err));
+	/* past the header, but its schema not yet committed: still being created */
+	if (e == -PS_ERR__FOREIGN && ps_trace_db_unborn(path)) {
+		snprintf(why, len, "waiting for %s", path);
+		return NULL;
+	}
+	if (e) {
 		snprintf(why, len, "%s", err);
 		*fatal = true;
 		return NULL;

@@ -2,6 +2,7 @@
 /* Trace file writer/reader: round trips, format checks, crash safety, bad files. */
 #include "test.h"
 #include "userspace/lib/trace/trace.h"
+#include "userspace/lib/trace/schema.h"
 #include "userspace/lib/util/util.h"
 
 #include <errno.h>
@@ -177,6 +178,19 @@ TEST(foreign_and_corrupt_files)
 		ASSERT_EQ(ps_run_load(&r, path, err, sizeof(err)), -PS_ERR__FOREIGN, "foreign sqlite");
 		ASSERT_STRSTR(err, "application_id", "says why");
 	}
+
+	/* Foreign, not unborn: a table is there. An unborn trace: WAL set up, nothing committed. */
+	ASSERT_TRUE(!ps_trace_db_unborn(path), "a database with a table is not a trace being created");
+	ASSERT_TRUE(!ps_trace_db_unborn(txt), "a text file is not a trace being created");
+	snprintf(path, sizeof(path), "%s", tmpfile_path("unborn.db"));
+	snprintf(cmd, sizeof(cmd), "sqlite3 %s 'PRAGMA journal_mode=WAL' > /dev/null", path);
+	if (ASSERT_OK(system(cmd), "sqlite3 cli")) {
+		ASSERT_EQ(ps_run_load(&r, path, err, sizeof(err)), -PS_ERR__FOREIGN, "unborn: foreign");
+		ASSERT_TRUE(ps_trace_db_unborn(path), "a header and no schema is a trace being created");
+	}
+	snprintf(path, sizeof(path), "%s", tmpfile_path("born.db"));
+	if (ASSERT_OK(write_small(path), "write"))
+		ASSERT_TRUE(!ps_trace_db_unborn(path), "a written trace is not being created");
 
 	/* Our file with a future version. */
 	snprintf(path, sizeof(path), "%s", tmpfile_path("future.db"));

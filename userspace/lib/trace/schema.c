@@ -203,3 +203,20 @@ out_close:
 	sqlite3_close(db);
 	return e;
 }
+
+bool ps_trace_db_unborn(const char *path)
+{
+	long long app = -1, ntab = -1;
+	sqlite3 *db = NULL;
+	bool r = false;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_busy_timeout(db, 1000);
+		r = pragma_int(db, "PRAGMA application_id", &app) == SQLITE_OK && app == 0 &&
+		    pragma_int(db, "SELECT count(*) FROM sqlite_master", &ntab) == SQLITE_OK &&
+		    ntab == 0;
+	}
+	sqlite3_close(db);
+	return r;
+}
