@@ -423,6 +423,26 @@ static int on_process(struct conv *c, const struct ps_etl_event *ev)
 
 /* --- the driver ---------------------------------------------------------------------------- */
 
+/*
+ * A pool event about to be handed out: its live-allocation slot is loaded while the events
+ * before it are handled. That lookup is a memory access per event that the table's size puts
+ * past the caches; started an event or more early, most of its wait overlaps other work.
+ */
+static void peek_pool(void *arg, const struct ps_etl_event *ev)
+{
+	const struct conv *c = arg;
+	unsigned p = ev->ptr_size;
+	bool session = ev->type == PS_ETW_POOL_ALLOC_SESSION ||
+		       ev->type == PS_ETW_POOL_FREE_SESSION;
+
+	if (!ev->kernel || ev->group != PS_ETW_GROUP_POOL || ev->type < PS_ETW_POOL_ALLOC ||
+	    ev->type > PS_ETW_POOL_FREE_SESSION ||
+	    ev->payload_len < 8 + 2 * p + (session ? 4 : 0))
+		return;
+	ps_kmap_prefetch(&c->livemap, ps_rdptr(ev->payload + 8 + p, p),
+			 session ? ps_rd32(ev->payload + 8 + 2 * p) : NOSESSION);
+}
+
 int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert_opts *o,
 		   struct ps_convert_result *res, char *err, size_t errlen)
 {
@@ -444,6 +464,7 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 	c.max_rel = span_limit(c.h);
 	if (ps_conv_etl__write_meta(&c) < 0 || ps_conv_etl__begin(&c) < 0)
 		goto out;
+	ps_etl_set_peek(e, peek_pool, &c);
 	while ((r = ps_etl_next(e, &ev)) > 0) {
 		res->events++;
 		if (o->progress && !(res->events & 0xffff))

@@ -90,6 +90,8 @@ struct ps_etl {
 	uint32_t nrefs;
 	struct cursor *cpus;
 	uint32_t ncpus;
+	void (*peek)(void *arg, const struct ps_etl_event *ev);
+	void *peek_arg;
 };
 
 /* --- etl.c: statistics and problems -------------------------------------------------------- */

@@ -98,6 +98,21 @@ static void cpu_advance(struct ps_etl *e, struct cursor *c)
 	}
 }
 
+static void peek(struct ps_etl *e, const struct cursor *c)
+{
+	if (e->peek && c->have_ev)
+		e->peek(e->peek_arg, &c->ev);
+}
+
+void ps_etl_set_peek(struct ps_etl *e, void (*fn)(void *arg, const struct ps_etl_event *ev),
+		     void *arg)
+{
+	e->peek = fn;
+	e->peek_arg = arg;
+	for (uint32_t c = 0; c < e->ncpus; c++)
+		peek(e, &e->cpus[c]);
+}
+
 int ps_etl__merge_open(struct ps_etl *e)
 {
 	int r = build_index(e);
@@ -121,17 +136,21 @@ int ps_etl__merge_next(struct ps_etl *e, struct ps_etl_event *ev)
 		return 0;
 	*ev = best->ev;
 	/*
-	 * The event points into best->mem, which the advance may overwrite when it loads the
-	 * next buffer: copy it aside first.
+	 * The event points into best->mem. The processor's next event in the same buffer leaves
+	 * those bytes as they are until the next call; loading its next buffer would overwrite
+	 * them, so then the event is copied aside first.
 	 */
-	if (ps_etl__ensure(&e->cur.mem, &e->cur.cap, ev->size) < 0)
-		return -ENOMEM;
-	memcpy(e->cur.mem, ev->raw, ev->size);
-	ev->payload = e->cur.mem + (ev->payload - ev->raw);
-	if (ev->guid)
-		ev->guid = e->cur.mem + (ev->guid - ev->raw);
-	ev->raw = e->cur.mem;
-	cpu_advance(e, best);
+	if (!cursor_next(e, NULL, best, &best->ev)) {
+		if (ps_etl__ensure(&e->cur.mem, &e->cur.cap, ev->size) < 0)
+			return -ENOMEM;
+		memcpy(e->cur.mem, ev->raw, ev->size);
+		ev->payload = e->cur.mem + (ev->payload - ev->raw);
+		if (ev->guid)
+			ev->guid = e->cur.mem + (ev->guid - ev->raw);
+		ev->raw = e->cur.mem;
+		cpu_advance(e, best);
+	}
+	peek(e, best);
 	e->st.events++;
 	return 1;
 }

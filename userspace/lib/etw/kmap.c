@@ -119,3 +119,9 @@ void ps_kmap_free(struct ps_kmap *m)
 	m->s = NULL;
 	m->n = m->cap = 0;
 }
+
+void ps_kmap_prefetch(const struct ps_kmap *m, uint64_t a, uint32_t b)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->s[hash(a, b) & (m->cap - 1)]);
+}

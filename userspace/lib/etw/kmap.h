@@ -37,5 +37,7 @@ bool ps_kmap_del(struct ps_kmap *m, uint64_t a, uint32_t b);
 /* Removes and returns the value in one probe (v may be NULL); false when absent. */
 bool ps_kmap_take(struct ps_kmap *m, uint64_t a, uint32_t b, uint32_t *v);
 void ps_kmap_free(struct ps_kmap *m);
+/* Starts loading the slot (a, b) hashes to, for a lookup soon after. */
+void ps_kmap_prefetch(const struct ps_kmap *m, uint64_t a, uint32_t b);
 
 #endif
