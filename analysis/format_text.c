@@ -29,6 +29,26 @@ static void put_line79(FILE *f, char *lb)
 	fprintf(f, "%s\n", lb);
 }
 
+/*
+ * The path starting at path (up to its ':') by at least over bytes shorter: leading
+ * directories go, "~/" marking where (never the file's own name). Over is unsigned when
+ * nothing is too long: (size_t)-x does nothing.
+ */
+static void shorten_path(char *path, size_t over)
+{
+	char *p = path, *colon = strchr(path, ':');
+
+	if (over > 1000)
+		return;
+	while ((size_t)(p - path) < over + 2 && strchr(p, '/') && (!colon || strchr(p, '/') < colon))
+		p = strchr(p, '/') + 1;
+	if (p - path > 2) {
+		path[0] = '~';
+		path[1] = '/';
+		memmove(path + 2, p, strlen(p) + 1);
+	}
+}
+
 static void text_row(FILE *f, const struct ps_report *rep, const struct ps_report_row *w,
 		     const char *cls, const char *b1, const char *b2, const char *b3,
 		     const char *trend)
@@ -53,17 +73,8 @@ static void text_row(FILE *f, const struct ps_report *rep, const struct ps_repor
 	if (strlen(lb) > 79 - 11 && !strncmp(w->a.evidence, "src ", 4) && strstr(lb, " in "))
 		*strstr(lb, " in ") = '\0';
 	/* and a long path loses its leading directories, marked '~' */
-	if (strlen(lb) > 79 - 11 && !strncmp(w->a.evidence, "src ", 4)) {
-		char *path = strstr(lb, ": src ") + 6, *p = path;
-
-		while (strlen(lb) - (size_t)(p - path) + 2 > 79 - 11 && strchr(p, '/'))
-			p = strchr(p, '/') + 1;
-		if (p != path) {
-			path[0] = '~';
-			path[1] = '/';
-			memmove(path + 2, p, strlen(p) + 1);
-		}
-	}
+	if (strlen(lb) > 79 - 11 && !strncmp(w->a.evidence, "src ", 4))
+		shorten_path(strstr(lb, ": src ") + 6, strlen(lb) - (79 - 11));
 	if (strlen(lb) > 79 - 11) {
 		char *sp, cut = lb[79 - 11];
 
@@ -81,6 +92,7 @@ static void text_row(FILE *f, const struct ps_report *rep, const struct ps_repor
 		snprintf(lb, sizeof(lb), "  site %s", sb);
 		if (strlen(lb) > 79 && strstr(lb, ", inlined "))
 			*strstr(lb, ", inlined ") = '\0';
+		shorten_path(lb + 7, strlen(lb) - 79);
 		put_line79(f, lb);
 	}
 	if (w->a.split[0]) {

@@ -279,20 +279,12 @@ static const char *match(const struct ps_rules *rs, enum ps_rule_field f, const 
 }
 
 /*
- * A path relative to the kernel build ("net/ipv4/tcp.c") is matched whole; one that stayed
- * absolute (a source tree outside the build directory) at each '/', so that "net/..." finds
- * "/usr/src/linux/net/ipv4/tcp.c".
+ * Paths are relative to the kernel tree ("net/ipv4/tcp.c", srcline.c makes them so) and
+ * matched whole; one that stayed absolute matches only a pattern written for it ("*" + "/net/...").
  */
 static bool src_path_match(const char *pat, const char *path)
 {
-	if (!path || !*path)
-		return false;
-	if (path[0] != '/')
-		return !fnmatch(pat, path, 0);
-	for (const char *p = path; p; p = strchr(p + 1, '/'))
-		if (p[1] && !fnmatch(pat, p + 1, 0))
-			return true;
-	return false;
+	return path && *path && !fnmatch(pat, path, 0);
 }
 
 /*

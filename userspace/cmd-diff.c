@@ -87,8 +87,8 @@ static int cmd_diff(int argc, char **argv)
 		fprintf(stderr, "poolscope diff: %s\n", err);
 		goto out;
 	}
-	if (ps_srcline_apply("diff", ra, NULL, debuginfo) ||
-	    ps_srcline_apply("diff", rb, NULL, debuginfo))
+	if (ps_srcline_apply("diff", ra, NULL, debuginfo, true) ||
+	    ps_srcline_apply("diff", rb, NULL, debuginfo, true))
 		goto out;
 	if (!ra->nintervals || !rb->nintervals) {
 		fprintf(stderr, "poolscope diff: %s: no intervals (the recording ended before the "

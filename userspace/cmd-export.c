@@ -188,7 +188,7 @@ static int cmd_export(int argc, char **argv)
 		fprintf(stderr, "poolscope export: %s\n", err);
 		return PS_EXIT_FAIL;
 	}
-	if (ps_srcline_apply("export", r, vmlinux, debuginfo)) {
+	if (ps_srcline_apply("export", r, vmlinux, debuginfo, false)) {
 		rc = PS_EXIT_FAIL;
 		goto out;
 	}

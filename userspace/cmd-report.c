@@ -213,7 +213,7 @@ static int cmd_report(int argc, char **argv)
 		rc = PS_EXIT_FAIL;
 		goto out;
 	}
-	if (ps_srcline_apply("report", run, vmlinux, debuginfo)) {
+	if (ps_srcline_apply("report", run, vmlinux, debuginfo, false)) {
 		rc = PS_EXIT_FAIL;
 		goto out;
 	}

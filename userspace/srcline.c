@@ -18,6 +18,7 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <limits.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ struct ps_srcmap {
 	struct modfile *files;
 	size_t nfiles;
 	bool indexed;
+	char why[512];		/* why there is no vmlinux, when there is none */
 	char file[512], func[256], caller[256], call_file[512];
 };
 
@@ -124,8 +126,12 @@ static int mod_load(struct srcmod *sm, const char *path, const char *build_id, c
 			 dwfl_errmsg(-1));
 		goto fail;
 	}
-	if (build_id && *build_id && !hex_build_id(sm->mod, id, sizeof(id)) &&
-	    strcasecmp(id, build_id)) {
+	if (build_id && *build_id && hex_build_id(sm->mod, id, sizeof(id))) {
+		snprintf(err, errlen, "%s: no build id, but the trace's kernel has %s: nothing "
+			 "says its lines are that build's", path, build_id);
+		goto fail;
+	}
+	if (build_id && *build_id && strcasecmp(id, build_id)) {
 		snprintf(err, errlen, "%s: build id %s, but the trace's kernel has %s: its lines "
 			 "would be another build's", path, id, build_id);
 		goto fail;
@@ -190,13 +196,15 @@ static int walk_err;
 
 static int walk_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-	static const char *const ext[] = { ".ko", ".ko.debug", ".ko.xz", ".ko.zst", ".ko.gz" };
+	/* what libdw opens: zstd-compressed modules it reads from 0.191 on, not here */
+	static const char *const ext[] = { ".ko", ".ko.debug", ".ko.xz", ".ko.gz" };
 	const char *base = path + ftw->base;
 	struct modfile *n;
 	char nm[128];
 	size_t bl = strlen(base), k;
 
-	if (type != FTW_F)
+	/* a FIFO or device would block the open */
+	if (type != FTW_F || !S_ISREG(st->st_mode))
 		return 0;
 	for (k = 0; k < ARRAY_SIZE(ext); k++) {
 		size_t el = strlen(ext[k]);
@@ -230,21 +238,38 @@ static int walk_one(const char *path, const struct stat *st, int type, struct FT
 	return 0;
 }
 
-static const char *module_file(struct ps_srcmap *m, const char *name)
+/* .ko.debug (split debuginfo) before .ko before the compressed ones */
+static int file_rank(const char *path)
 {
+	size_t l = strlen(path);
+
+	if (l > 9 && !strcmp(path + l - 9, ".ko.debug"))
+		return 0;
+	return l > 3 && !strcmp(path + l - 3, ".ko") ? 1 : 2;
+}
+
+/* Loads the module's debuginfo: its files under the module directory, best first. */
+static int module_load(struct ps_srcmap *m, struct srcmod *sm)
+{
+	char err[512];
+
 	if (!m->moddir)
-		return NULL;
+		return -ENOENT;
 	if (!m->indexed) {
 		m->indexed = true;
 		walk_map = m;
 		walk_err = 0;
+		/* physical: a link loop cannot hold the walk (moddir itself is resolved) */
 		nftw(m->moddir, walk_one, 16, FTW_PHYS);
 		walk_map = NULL;
 	}
-	for (size_t i = 0; i < m->nfiles; i++)
-		if (!strcmp(m->files[i].name, name))
-			return m->files[i].path;
-	return NULL;
+	for (int rank = 0; rank < 3; rank++)
+		for (size_t i = 0; i < m->nfiles; i++)
+			if (!strcmp(m->files[i].name, sm->name) &&
+			    file_rank(m->files[i].path) == rank &&
+			    !mod_load(sm, m->files[i].path, NULL, err, sizeof(err)))
+				return 0;
+	return -ENOENT;
 }
 
 /* --- opening --------------------------------------------------------------------------------- */
@@ -263,9 +288,12 @@ static bool is_dir(const char *p)
 	return !stat(p, &st) && S_ISDIR(st.st_mode);
 }
 
-/* Tries each usual place of vmlinux; 0 when one loaded, else err says what was tried. */
+/*
+ * Tries each usual place of vmlinux; 0 when one loaded, else err says what was tried, and
+ * *other is set when one was there but of another build (or none).
+ */
 static int find_vmlinux(struct ps_srcmap *m, struct srcmod *vm, const struct ps_srcmap_opts *o,
-			const char *root, char *err, size_t errlen)
+			const char *root, char *err, size_t errlen, bool *other)
 {
 	char cand[6][512], why[512] = "";
 	size_t n = 0;
@@ -296,6 +324,8 @@ static int find_vmlinux(struct ps_srcmap *m, struct srcmod *vm, const struct ps_
 		if (e == -ENOMEM)
 			return e;
 		ps_strlcpy(why, e1, sizeof(why));
+		if (strstr(e1, "build id"))
+			*other = true;
 	}
 	if (why[0])
 		snprintf(err, errlen, "%s", why);
@@ -312,7 +342,8 @@ int ps_srcmap_open(struct ps_srcmap **out, const struct ps_srcmap_opts *o, char 
 	const char *root = o->debuginfo ? o->debuginfo : "/usr/lib/debug";
 	struct ps_srcmap *m = calloc(1, sizeof(*m));
 	struct srcmod *vm;
-	char md[600], verr[512] = "";
+	char md[600], real[PATH_MAX], verr[512] = "";
+	bool other = false;
 	int e;
 
 	*out = NULL;
@@ -346,19 +377,24 @@ int ps_srcmap_open(struct ps_srcmap **out, const struct ps_srcmap_opts *o, char 
 			goto fail;
 		}
 	} else {
-		e = find_vmlinux(m, vm, o, root, verr, sizeof(verr));
+		e = find_vmlinux(m, vm, o, root, verr, sizeof(verr), &other);
 		if (e == -ENOMEM)
 			goto fail;
+		ps_strlcpy(m->why, verr, sizeof(m->why));
 	}
-	if (o->release) {
+	/*
+	 * The modules beside a vmlinux of another build are that build's too (their own build ids
+	 * are not in the trace to check them by).
+	 */
+	if (o->release && !other) {
 		snprintf(md, sizeof(md), "%s/lib/modules/%s", root, o->release);
-		if (is_dir(md) && !(m->moddir = strdup(md))) {
+		if (is_dir(md) && realpath(md, real) && !(m->moddir = strdup(real))) {
 			e = -ENOMEM;
 			goto fail;
 		}
 	}
 	if (!m->vmlinux && !m->moddir) {
-		snprintf(err, errlen, "%s", verr);
+		snprintf(err, errlen, "%s%s", verr, other ? " (its modules are not used either)" : "");
 		e = -ENOENT;
 		goto fail;
 	}
@@ -395,8 +431,7 @@ const char *ps_srcmap_vmlinux(const struct ps_srcmap *m)
 
 static struct srcmod *mod_get(struct ps_srcmap *m, const char *module)
 {
-	char nm[128], err[512];
-	const char *path;
+	char nm[128];
 	struct srcmod *sm;
 
 	modname(module ? module : "", nm, sizeof(nm));
@@ -405,10 +440,7 @@ static struct srcmod *mod_get(struct ps_srcmap *m, const char *module)
 			return m->mods[i].mod ? &m->mods[i] : NULL;
 	/* looked up once: a module without debuginfo stays without */
 	sm = mod_add(m, nm);
-	if (!sm)
-		return NULL;
-	path = module_file(m, nm);
-	if (!path || mod_load(sm, path, NULL, err, sizeof(err)))
+	if (!sm || module_load(m, sm))
 		return NULL;
 	return sm;
 }
@@ -427,8 +459,9 @@ static const struct srcsym *sym_find(const struct srcmod *sm, const char *name, 
 			hi = mid;
 	}
 	first = lo;
+	/* a return address may be the function's end: after a call to a noreturn function */
 	for (n = first; n < sm->nsyms && !strcmp(sm->syms[n].name, name); n++)
-		if (sm->syms[n].size > off) {
+		if (sm->syms[n].size && sm->syms[n].size >= off) {
 			nsized++;
 			only = &sm->syms[n];
 		}
@@ -443,16 +476,60 @@ static const struct srcsym *sym_find(const struct srcmod *sm, const char *name, 
 	return NULL;
 }
 
-/* path relative to the build: without the compilation directory and leading "./" */
+/* "a/./b/../c" -> "a/c" in place, lexically; a ".." past a relative start stays */
+static void canon(char *p)
+{
+	char buf[1024], *comp[128], *save = NULL, *t;
+	size_t n = 0, o = 0;
+	bool abs = *p == '/';
+
+	ps_strlcpy(buf, p, sizeof(buf));
+	for (t = strtok_r(buf, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+		if (!strcmp(t, "."))
+			continue;
+		if (!strcmp(t, "..") && n && strcmp(comp[n - 1], ".."))
+			n--;
+		else if (!strcmp(t, "..") && abs)
+			continue;
+		else if (n < ARRAY_SIZE(comp))
+			comp[n++] = t;
+	}
+	if (abs)
+		p[o++] = '/';
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)sprintf(p + o, "%s%s", i ? "/" : "", comp[i]);
+	p[o] = 0;
+}
+
+/*
+ * The path relative to the kernel tree: joined to the compilation directory and made canonical,
+ * then without the longest directory it shares with the compilation directory (the tree
+ * itself, or the tree holding an O= build directory: Debian builds in debian/build/... under
+ * it). A path that shares nothing but "/" with it stays absolute.
+ */
 static void norm_path(const char *f, const char *comp, char *out, size_t len)
 {
-	size_t cl = comp ? strlen(comp) : 0;
+	char full[1024], cd[512];
+	size_t k = 0, cut = 0;
 
-	if (cl && !strncmp(f, comp, cl) && f[cl] == '/')
-		f += cl + 1;
-	while (f[0] == '.' && f[1] == '/')
-		f += 2;
-	ps_strlcpy(out, f, len);
+	if (f[0] != '/' && comp && comp[0] == '/')
+		snprintf(full, sizeof(full), "%s/%s", comp, f);
+	else
+		ps_strlcpy(full, f, sizeof(full));
+	canon(full);
+	if (full[0] != '/' || !comp || comp[0] != '/') {
+		ps_strlcpy(out, full, len);
+		return;
+	}
+	ps_strlcpy(cd, comp, sizeof(cd));
+	canon(cd);
+	/* the longest common prefix ending at a '/' of both (cd as a directory) */
+	for (k = 0; full[k] && full[k] == cd[k]; k++)
+		if (full[k] == '/')
+			cut = k;
+	if (!cd[k] && full[k] == '/')
+		cut = k;
+	ps_strlcpy(out, cut > 0 ? full + cut + 1 : full, len);
 }
 
 static const char *die_name(Dwarf_Die *d)
@@ -498,7 +575,11 @@ int ps_srcmap_lookup(struct ps_srcmap *m, const char *module, const char *sym, u
 
 	if (!sm || !sym || !(s = sym_find(sm, sym, off)))
 		return -ENOENT;
-	q = s->addr + off - (off ? 1 : 0);
+	/*
+	 * +0x0 too: a return address at a function's start follows a call to a noreturn function
+	 * that ended the one before it, whose line it is.
+	 */
+	q = s->addr + off - 1;
 	l = dwfl_module_getsrc(sm->mod, q);
 	f = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
 	if (!f || line <= 0)
@@ -691,7 +772,7 @@ int ps_kernel_build_id(const char *path, char *buf, size_t len)
 }
 
 int ps_srcline_apply(const char *cmd, struct ps_run *r, const char *vmlinux,
-		     const char *debuginfo)
+		     const char *debuginfo, bool lenient)
 {
 	struct ps_srcmap_opts o = {
 		.vmlinux = vmlinux,
@@ -709,14 +790,20 @@ int ps_srcline_apply(const char *cmd, struct ps_run *r, const char *vmlinux,
 	e = ps_srcmap_open(&m, &o, err, sizeof(err));
 	if (!e)
 		e = ps_srcmap_annotate_run(m, r, &nkeys, &nfound);
+	if (e == -ENOENT && lenient) {
+		fprintf(stderr, "poolscope %s: %s: %s: its own source lines are used\n", cmd, r->path,
+			err);
+		return 0;
+	}
 	if (e) {
 		fprintf(stderr, "poolscope %s: %s\n", cmd, e == -ENOMEM ? strerror(ENOMEM) : err);
 		ps_srcmap_free(m);
 		return -1;
 	}
-	fprintf(stderr, "poolscope %s: source lines for %zu of %zu call sites and frames (%s%s%s)\n",
-		cmd, nfound, nkeys, m->vmlinux ? m->vmlinux : "no vmlinux",
-		m->moddir ? ", modules under " : "", m->moddir ? m->moddir : "");
+	fprintf(stderr, "poolscope %s: source lines for %zu of %zu call sites and frames (%s%s%s%s)\n",
+		cmd, nfound, nkeys, m->vmlinux ? m->vmlinux : "no vmlinux: ",
+		m->vmlinux ? "" : m->why, m->moddir ? "; modules under " : "",
+		m->moddir ? m->moddir : "");
 	ps_srcmap_free(m);
 	return 0;
 }

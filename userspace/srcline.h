@@ -7,6 +7,7 @@
 #ifndef PS_SRCLINE_H
 #define PS_SRCLINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,9 +63,10 @@ int ps_kernel_build_id(const char *path, char *buf, size_t len);
  * For the analysis commands: with --vmlinux or --debuginfo given (either may be NULL; both NULL
  * does nothing: the trace's own lines stay), reads the lines of r's call sites and frames from
  * that debuginfo instead of the trace's. Prints one line on stderr saying how many were found;
- * returns 0, or -1 after printing "poolscope CMD: ..." when the debuginfo cannot serve.
+ * returns 0, or -1 after printing "poolscope CMD: ..." when the debuginfo cannot serve. lenient:
+ * finding nothing for r's kernel keeps r's own lines, said on one line (diff: two kernels).
  */
 int ps_srcline_apply(const char *cmd, struct ps_run *r, const char *vmlinux,
-		     const char *debuginfo);
+		     const char *debuginfo, bool lenient);
 
 #endif

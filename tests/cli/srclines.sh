@@ -25,11 +25,16 @@ cd "$d" || exit 1
 
 # the objects, built here from their sources: an optimizing build that keeps the calls calls
 CF="-g -O1 -fno-optimize-sibling-calls -fno-inline-small-functions"
+VF="-fno-toplevel-reorder -falign-functions=1 -fno-pie -no-pie -nostdlib -static"
 mkdir -p "root/lib/modules/$rel/kernel/fs/smb/server" "root/.build-id/${id:0:2}"
 gcc $CF -ffunction-sections -c "$src/ksmbd.c" -o ksmbd.ko &&
-gcc $CF -fno-pie -no-pie -nostdlib -static -Wl,--build-id=0x$id -o vmlinux "$src/vmlinux.c" &&
-gcc $CF -fno-pie -no-pie -nostdlib -static -Wl,--build-id=0x${id//0/f} -o vmlinux.other \
-	"$src/vmlinux.c" || { echo "FAIL build: the test objects do not build"; exit 1; }
+gcc $CF $VF -Wl,--build-id=0x$id -o vmlinux "$src/vmlinux.c" &&
+gcc $CF $VF -Wl,--build-id=0x${id//0/f} -o vmlinux.other "$src/vmlinux.c" &&
+gcc $CF $VF -Wl,--build-id=none -o vmlinux.noid "$src/vmlinux.c" ||
+	{ echo "FAIL build: the test objects do not build"; exit 1; }
+# f_noret ends in a call to a noreturn function, g_next right after it: its +0x0 is that call's
+objdump -d --no-show-raw-insn vmlinux | grep -B2 '<g_next>:' | head -1 | grep -q 'call.*<die_now>' ||
+	{ echo "FAIL build: g_next does not follow f_noret's last call"; exit 1; }
 objcopy --strip-debug vmlinux vmlinux.stripped
 cp ksmbd.ko "root/lib/modules/$rel/kernel/fs/smb/server/"
 cp vmlinux "root/.build-id/${id:0:2}/${id:2}.debug"
@@ -40,10 +45,10 @@ declare -A off line
 while read -r f o; do off[$f]=$o; done < <( { objdump -d --no-show-raw-insn ksmbd.ko;
 	objdump -d --no-show-raw-insn vmlinux; } | srcline_retoffs)
 while read -r m l; do line[$m]=$l; done < <(cat "$src/ksmbd.c" "$src/vmlinux.c" | srcline_marks)
-for k in smb2_read smb2_open vfs_mystery svc_mystery_alloc; do
+for k in smb2_read smb2_open vfs_mystery svc_mystery_alloc mystery_xmit; do
 	[ -n "${off[$k]:-}" ] || { echo "FAIL offsets: no call found in $k"; exit 1; }
 done
-for k in read open inline vfs svc; do
+for k in read open inline vfs svc xmit noret; do
 	[ -n "${line[$k]:-}" ] || { echo "FAIL marks: no MARK($k) in the sources"; exit 1; }
 done
 
@@ -65,6 +70,8 @@ sqlite3 t.db "UPDATE tags SET site_sym = 'smb2_read+${off[smb2_read]}' WHERE nam
 	UPDATE tags SET site_sym = 'vfs_mystery+${off[vfs_mystery]}' WHERE name = 'TCP';
 	UPDATE tags SET site_sym = 'svc_mystery_alloc+${off[svc_mystery_alloc]}'
 		WHERE name = 'kmalloc-512';
+	UPDATE tags SET site_sym = 'mystery_xmit+${off[mystery_xmit]}' WHERE name = 'dentry';
+	UPDATE tags SET site_sym = 'g_next+0x0' WHERE name = 'ext4_inode_cache';
 	INSERT OR REPLACE INTO meta VALUES('kernel_build_id', '$id')" || exit 1
 P=$POOLSCOPE
 tagq() { # JSON TAG-PREFIX JQ -> the value for the tag whose label starts so
@@ -77,11 +84,13 @@ tagq() { # JSON TAG-PREFIX JQ -> the value for the tag whose label starts so
 	ok plain-no-lines || bad plain-no-lines "lines without debuginfo"
 [ "$(tagq plain.json TCP@ .class)" = file-services/filesystem ] && ok plain-symbol-rule ||
 	bad plain-symbol-rule "TCP@vfs_mystery: $(tagq plain.json TCP@ .class), not the vfs_* rule's"
+[ "$(tagq plain.json ext4_inode_cache@ .class)" = file-services/filesystem ] &&
+	ok plain-cache-rule || bad plain-cache-rule "ext4_inode_cache@g_next: $(tagq plain.json ext4_inode_cache@ .class)"
 
 # --vmlinux and the module found under --debuginfo
 "$P" report t.db --top 0 --format json --vmlinux vmlinux --debuginfo root > src.json 2> src.err ||
 	bad src "exit $?: $(cat src.err)"
-grep -q "source lines for 4 of [0-9]* call sites and frames (vmlinux, modules under root/lib/modules/$rel)" src.err &&
+grep -q "source lines for 6 of [0-9]* call sites and frames (vmlinux; modules under $d/root/lib/modules/$rel)" src.err &&
 	ok src-count || bad src-count "stderr: $(cat src.err)"
 chk() { # NAME TAG JQ WANT
 	local g
@@ -97,7 +106,14 @@ chk vmlinux-line2 kmalloc-512@ '"\(.site_src.file):\(.site_src.line)"' "${line[s
 # the src rule (net/*) decides before the symbol rule (vfs_*), and says so
 chk src-before-symbol TCP@ .class network
 chk src-evidence TCP@ '.evidence | sub(" in .*"; "")' "src ${line[vfs]}"
-chk src-no-symbol-rule kmalloc-512@ .class network
+# net/sunrpc belongs to no one path: no src rule names it, and the walk goes on to the symbols
+chk sunrpc-no-src-rule kmalloc-512@ '.evidence | startswith("src ")' false
+# a path the build gave relative to a build directory under the tree ("../net/...")
+chk relative-path dentry@ '"\(.site_src.file):\(.site_src.line)"' "${line[xmit]#../}"
+chk relative-path-rule dentry@ .class network
+# +0x0 of a function after a noreturn call: the line of that call, in the function before
+chk noreturn-line ext4_inode_cache@ '"\(.site_src.file):\(.site_src.line) \(.site_src.func)"' "${line[noret]} f_noret"
+chk noreturn-class ext4_inode_cache@ .class network
 # a frame's line decides the stack walk: ksmbd's smb2_read frame, past two generic helpers
 chk frame-src kmalloc-256@ '.evidence | sub(" in .*"; "")' "src ${line[read]}"
 chk frame-class kmalloc-256@ .class file-services/smb-server
@@ -112,7 +128,7 @@ long=$(awk 'length > 79' src.txt)
 import csv, sys
 rows = {r["tag"].split("@")[0]: r["site_src"] for r in csv.DictReader(sys.stdin)}
 sys.exit(0 if rows.get("kmalloc-8k", "").startswith(sys.argv[1] + " smb2_open, inlined " + sys.argv[2])
-	 and rows.get("dentry") == "" else 1)' "${line[open]}" "${line[inline]}" &&
+	 and rows.get("maple_node") == "" else 1)' "${line[open]}" "${line[inline]}" &&
 	ok csv-site-src || bad csv-site-src "the CSV's site_src column"
 "$P" report t.db --stacks 'kmalloc-256@*' --vmlinux vmlinux --debuginfo root 2> /dev/null |
 	grep -q "smb2_read+${off[smb2_read]} \[ksmbd\]  ${line[read]} smb2_read" &&
@@ -125,12 +141,18 @@ sys.exit(0 if rows.get("kmalloc-8k", "").startswith(sys.argv[1] + " smb2_open, i
 
 # the debug root alone: vmlinux found by its build id, the module under lib/modules/RELEASE
 "$P" report t.db --top 0 --format json --debuginfo root > root.json 2> root.err &&
-	grep -q "(root/.build-id/${id:0:2}/${id:2}.debug, modules" root.err &&
+	grep -q "(root/.build-id/${id:0:2}/${id:2}.debug; modules" root.err &&
 	[ "$(tagq root.json TCP@ .class)" = network ] && ok build-id-link ||
 	bad build-id-link "$(cat root.err)"
 "$P" diff t.db t.db --debuginfo root > diff.txt 2> diff.err
-[ "$(grep -c 'source lines for 4 of' diff.err)" = 2 ] && ok diff-debuginfo ||
+[ "$(grep -c 'source lines for 6 of' diff.err)" = 2 ] && ok diff-debuginfo ||
 	bad diff-debuginfo "$(cat diff.err)"
+# a run whose kernel the root has nothing for keeps its own lines; the diff goes on
+cp t.db k2.db && sqlite3 k2.db "UPDATE meta SET value = '9.9.9-other' WHERE key = 'kernel';
+	UPDATE meta SET value = '${id//0/e}' WHERE key = 'kernel_build_id'"
+"$P" diff t.db k2.db --debuginfo root > diff2.txt 2> diff2.err && [ -s diff2.txt ] &&
+	grep -q "k2.db: no vmlinux with debuginfo for kernel 9.9.9-other under root.*: its own source lines are used" diff2.err &&
+	ok diff-other-kernel || bad diff-other-kernel "$(cat diff2.err)"
 
 # debuginfo that cannot serve: one line naming the file and why, nothing on stdout
 refuse() { # NAME WANT-IN-STDERR ARGS...
@@ -145,12 +167,27 @@ refuse() { # NAME WANT-IN-STDERR ARGS...
 refuse other-build "vmlinux.other: build id ${id//0/f}, but the trace's kernel has $id" \
 	--vmlinux vmlinux.other
 refuse no-dwarf "vmlinux.stripped: no DWARF" --vmlinux vmlinux.stripped
+refuse no-build-id "vmlinux.noid: no build id, but the trace's kernel has $id" --vmlinux vmlinux.noid
+# a root whose vmlinux is another build's: refused with its modules, said why
+mkdir -p "oroot/boot" "oroot/lib/modules/$rel" && cp vmlinux.other "oroot/boot/vmlinux-$rel" &&
+	cp ksmbd.ko "oroot/lib/modules/$rel/"
+refuse other-build-root "oroot/boot/vmlinux-$rel: build id ${id//0/f}, but .*(its modules are not used either)" \
+	--debuginfo oroot
 echo text > notelf
 refuse not-elf "notelf: not an ELF file" --vmlinux notelf
 refuse no-file "nothere: No such file" --vmlinux nothere
 refuse no-root "nodir: not a directory" --debuginfo nodir
 mkdir empty
 refuse nothing-found "no vmlinux with debuginfo for kernel $rel under empty" --debuginfo empty
+
+# a module tree with a FIFO where a module would be, and reached through a link: read as files
+mkdir -p froot/lib/real/kernel && mkfifo froot/lib/real/kernel/ksmbd.ko &&
+	cp ksmbd.ko froot/lib/real/kernel/ksmbd.ko.debug && mkdir -p froot/lib/modules &&
+	ln -s ../real "froot/lib/modules/$rel"
+timeout 20 "$P" report t.db --top 0 --format json --vmlinux vmlinux --debuginfo froot > f.json 2> f.err
+rc=$?
+[ $rc = 0 ] && [ "$(tagq f.json kmalloc-256@ .site_src.func)" = smb2_read ] && ok fifo-and-link ||
+	bad fifo-and-link "exit $rc (124: it hung), $(cat f.err)"
 
 # the trace's own lines (what record writes): read without options, a damaged one refused
 cp t.db own.db
@@ -161,10 +198,17 @@ sqlite3 own.db "INSERT INTO srclines(module, sym, off, file, line, func) VALUES
 "$P" report own.db --top 0 --format json --vmlinux vmlinux --debuginfo root 2> /dev/null |
 	jq -e ".tags[] | select(.tag | startswith(\"kmalloc-256@\")) | .site_src.line == ${line[read]#*:}" \
 	> /dev/null && ok given-replaces-stored || bad given-replaces-stored "--vmlinux did not replace the stored line"
-sqlite3 own.db "UPDATE srclines SET line = -4"
-"$P" report own.db > r.out 2> r.err
-[ $? = 1 ] && grep -q "own.db: srclines" r.err && ok damaged-lines ||
-	bad damaged-lines "$(cat r.err)"
+for dmg in "line = -4" "line = 0" "file = ''" "file = NULL"; do
+	cp own.db dmg.db && sqlite3 dmg.db "PRAGMA ignore_check_constraints = 1;
+		UPDATE OR IGNORE srclines SET $dmg" 2> /dev/null
+	"$P" report dmg.db > r.out 2> r.err
+	rc=$?
+	if [ "$dmg" = "file = NULL" ] && ! sqlite3 dmg.db "SELECT 1 FROM srclines WHERE file IS NULL" | grep -q 1; then
+		continue	# NOT NULL holds: nothing to read
+	fi
+	[ $rc = 1 ] && grep -q "dmg.db: srclines" r.err && ok "damaged-lines $dmg" ||
+		bad "damaged-lines $dmg" "exit $rc, $(cat r.err)"
+done
 cp linux.db old.db && sqlite3 old.db "DROP TABLE srclines"
 "$P" report old.db > /dev/null 2> r.err && ok trace-without-table ||
 	bad trace-without-table "$(cat r.err)"

@@ -299,8 +299,11 @@ static int open_srcmap(struct rec *r)
 	return e;
 }
 
-/* Source lines of every call site and frame written, into the srclines table. */
-static int write_srclines(struct rec *r)
+/*
+ * Source lines of every call site and frame written, into the srclines table. A failure goes
+ * into err, or to stderr when err is NULL (another error is being reported).
+ */
+static int write_srclines(struct rec *r, char *err, size_t errlen)
 {
 	size_t nkeys, nfound;
 	int e;
@@ -315,8 +318,12 @@ static int write_srclines(struct rec *r)
 	if (!e && ps_srcmap_vmlinux(r->srcmap))
 		e = ps_trace_set_meta(r->t, PS_META_SRCLINES, ps_srcmap_vmlinux(r->srcmap));
 	if (e) {
-		snprintf(r->err, r->errlen, "%s: source lines: %s", r->o->out,
-			 ps_trace_errmsg(r->t));
+		if (err)
+			snprintf(err, errlen, "%s: source lines: %s", r->o->out,
+				 ps_trace_errmsg(r->t));
+		else
+			fprintf(stderr, "poolscope record: %s: source lines: %s\n", r->o->out,
+				ps_trace_errmsg(r->t));
 		return e;
 	}
 	if (!r->o->quiet)
@@ -515,8 +522,19 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 	}
 out_close:
 	rec_metrics_fini(r);
-	if (r->t && !e)
-		e = write_srclines(r);
+	/*
+	 * The trace is whole when only the command failed; at the free-space floor nothing more
+	 * is written. A failure here keeps an earlier error's message.
+	 */
+	if (r->t && (!e || e == -ECHILD)) {
+		int se = write_srclines(r, e ? NULL : err, errlen);
+
+		if (!e)
+			e = se;
+	} else if (r->t && e == -ENOSPC && r->srcmap && !o->quiet) {
+		fprintf(stderr, "poolscope record: no source lines written: the disk is at its "
+			"floor ('report --vmlinux' adds them)\n");
+	}
 	if (r->t) {
 		int ce = ps_trace_close(r->t);
 

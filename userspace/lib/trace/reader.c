@@ -615,9 +615,11 @@ static int src_row(struct loader *L, sqlite3_stmt *s)
 	e = col_any(L, s, 2, &off) ?: col_any(L, s, 4, &line) ?: col_any(L, s, 8, &call_line);
 	if (e)
 		return e;
-	if (line < 0 || line > UINT32_MAX || call_line < 0 || call_line > UINT32_MAX)
+	if (line <= 0 || line > UINT32_MAX || call_line < 0 || call_line > UINT32_MAX)
 		return corrupt_row(L, s, "line %lld is not a line number",
-				   (long long)(line < 0 || line > UINT32_MAX ? line : call_line));
+				   (long long)(line <= 0 || line > UINT32_MAX ? line : call_line));
+	if (!sqlite3_column_text(s, 3) || !*sqlite3_column_text(s, 3) || !sqlite3_column_text(s, 1))
+		return corrupt_row(L, s, "a source line without a file or symbol");
 	src.module = col_dup(s, 0, &nomem);
 	src.sym = col_dup(s, 1, &nomem);
 	src.off = (uint64_t)off;
