@@ -214,6 +214,8 @@ struct ps_class_ctrs {
 	const struct ps_series *pre;	/* frees of objects older than the recording; may be NULL */
 };
 
+/* A cumulative counter's change from interval from to k (absent before its first row: 0). */
+int64_t ps_counter_delta(const struct ps_series *s, uint32_t from, uint32_t k);
 /* Finds cls's counters; false when the trace has no alloc and free counters for it. */
 bool ps_class_ctrs(const struct ps_run *r, const char *cls, struct ps_class_ctrs *c);
 /* What the traced events added to the class from interval from to k (slabinfo.c). */

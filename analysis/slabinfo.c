@@ -133,21 +133,21 @@ bool ps_class_ctrs(const struct ps_run *r, const char *cls, struct ps_class_ctrs
 	return c->alloc && c->free;
 }
 
-static int64_t ctr_delta(const struct ps_series *s, uint32_t from, uint32_t k)
+int64_t ps_counter_delta(const struct ps_series *s, uint32_t from, uint32_t k)
 {
 	return cum_at(s, k) - cum_at(s, from);
 }
 
 int64_t ps_class_growth(const struct ps_class_ctrs *c, uint32_t from, uint32_t k)
 {
-	return ctr_delta(c->alloc, from, k) - ctr_delta(c->free, from, k);
+	return ps_counter_delta(c->alloc, from, k) - ps_counter_delta(c->free, from, k);
 }
 
 bool ps_class_retained(const struct ps_class_ctrs *c, uint32_t from, uint32_t k, int64_t *out)
 {
 	if (!c->pre)
 		return false;
-	*out = ps_class_growth(c, from, k) + ctr_delta(c->pre, from, k);
+	*out = ps_class_growth(c, from, k) + ps_counter_delta(c->pre, from, k);
 	return true;
 }
 

@@ -18,13 +18,14 @@
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/trace/trace.h"
 #include "analysis/analysis.h"
+#include "analysis/caches.h"
 #include "analysis/verdict.h"
 #include "analysis/view.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: poolscope report TRACE [--by tag|path] [--top N]\n"
+		"usage: poolscope report TRACE [--by tag|path|cache] [--top N]\n"
 		"                        [--format text|csv|json|markdown]\n"
 		"                        [--domain kernel|reclaimable|user|all] [--from T] [--to T]\n"
 		"                        [--sort KEY] [--kind K] [--path P] [--tag GLOB] [--comm GLOB]\n"
@@ -33,6 +34,8 @@ static void usage(FILE *f)
 		"The verdict first (leak, growing, plateau or stable, on which path, confirmed by\n"
 		"which counter), then the top tags of the domain with class, evidence and trend,\n"
 		"then a few of the other domains.\n"
+		"      --by B         tag (default), path (the verdict's paths), or cache (each\n"
+		"                     cache's exact counters beside its tags' sampled estimate)\n"
 		"  -n, --top N        show N tags (default 15, 0 = all)\n"
 		"      --domain D     the memory the verdict is about: kernel (default: memory the\n"
 		"                     kernel cannot reclaim), reclaimable, user, all\n"
@@ -91,7 +94,7 @@ static int cmd_report(int argc, char **argv)
 	struct ps_view_opts vo = { 0 };
 	const char *stacks = NULL, *vmlinux = NULL, *debuginfo = NULL;
 	unsigned top = 15;
-	bool by_path = false, window_set = false, top_set = false;
+	bool by_path = false, by_cache = false, window_set = false, top_set = false;
 	const char *domain = PS_DOMAIN_KERNEL;
 	struct ps_verdict v;
 	int c, rc;
@@ -176,8 +179,10 @@ static int cmd_report(int argc, char **argv)
 		case 'b':
 			if (!strcmp(optarg, "path"))
 				by_path = true;
+			else if (!strcmp(optarg, "cache"))
+				by_cache = true;
 			else if (strcmp(optarg, "tag")) {
-				fprintf(stderr, "poolscope report: --by: expected tag or path, "
+				fprintf(stderr, "poolscope report: --by: expected tag, path or cache, "
 					"got '%s'\n", optarg);
 				return PS_EXIT_USAGE;
 			}
@@ -192,6 +197,12 @@ static int cmd_report(int argc, char **argv)
 	}
 	if (optind != argc - 1) {
 		usage(stderr);
+		return PS_EXIT_USAGE;
+	}
+	if (by_cache && (by_path || stacks || vo.kind || vo.path || vo.tag || vo.comm ||
+			 vo.sort != PS_SORT_RANK)) {
+		fprintf(stderr, "poolscope report: --by cache lists the caches: --sort, --stacks "
+			"and the filters choose tags\n");
 		return PS_EXIT_USAGE;
 	}
 	if (stacks && (by_path || vo.kind || vo.path || vo.tag || vo.comm ||
@@ -269,7 +280,15 @@ static int cmd_report(int argc, char **argv)
 		rc = ps_finish_stdout(PS_EXIT_OK);
 		goto out;
 	}
-	if (by_path) {
+	if (by_cache) {
+		rc = ps_report_print_caches(stdout, &rep, fmt == PS_FMT_MD ? PS_FMT_TEXT : fmt,
+					    top_set ? (size_t)top : 15);
+		if (rc) {
+			fprintf(stderr, "poolscope report: %s: %s\n", argv[optind], ps_strerror(rc));
+			rc = PS_EXIT_FAIL;
+			goto out;
+		}
+	} else if (by_path) {
 		ps_report_print_paths(stdout, &v, fmt == PS_FMT_MD ? PS_FMT_TEXT : fmt);
 	} else {
 		rc = ps_view_build(&view, &rep, &vo);

@@ -56,7 +56,7 @@ fails report-top-neg 2 "poolscope report: --top: expected a number >= 0, got '-1
 fails report-top-word 2 "poolscope report: --top: expected a number >= 0, got 'ten'" report linux.db --top ten
 fails report-top-empty 2 "poolscope report: --top: expected a number >= 0, got ''" report linux.db --top ''
 fails report-domain 2 "poolscope report: --domain: expected kernel, reclaimable, user or all, got 'disk'" report linux.db --domain disk
-fails report-by 2 "poolscope report: --by: expected tag or path, got 'size'" report linux.db --by size
+fails report-by 2 "poolscope report: --by: expected tag, path or cache, got 'size'" report linux.db --by size
 fails report-from-word 2 "poolscope report: --from: expected a duration (10s, 500ms), got 'soon'" \
 	report linux.db --from soon
 fails report-from-after-to 1 "poolscope report: linux.db: --from is after --to" \

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * report --by cache: each class (slab cache, kmalloc bucket, page order) as its exact counters
+ * saw it over the window, beside what its sampled tags estimate and their sampling error.
+ *
+ * The recorder counts every allocation and free of a class (class.NAME.*); the tags count a
+ * sample of the objects (1 in site_sample_rate by address) and scale it. A class's own figure
+ * is therefore exact, and its tags' sum an estimate: one sampled object of size s stands for
+ * rate objects, so n sampled objects of a growth T = n x rate x s have a standard error of about
+ * rate x s x sqrt(n) = sqrt(rate x s x |T|) (binomial sampling, small sampled fraction).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/caches.h"
+#include "userspace/lib/trace/keys.h"
+#include "userspace/lib/util/util.h"
+
+static int64_t ctr(const struct ps_run *r, const char *cls, const char *field, uint32_t from,
+		   uint32_t to, bool *have)
+{
+	char name[192];
+	const struct ps_series *s;
+
+	snprintf(name, sizeof(name), PS_CTR_CLASS_FMT, cls, field);
+	s = ps_run_counter(r, name);
+	if (!s)
+		return 0;
+	*have = true;
+	return ps_counter_delta(s, from, to);
+}
+
+/* The class a row's objects are counted in, as the recorder names it; false for none. */
+static bool row_class(const struct ps_tag *t, char *buf, size_t len)
+{
+	unsigned o;
+
+	if (!strcmp(t->kind, PS_KIND_SLAB) || !strcmp(t->kind, PS_KIND_KMALLOC)) {
+		const char *c = t->cache_alias ? t->cache_alias : t->cache;
+
+		if (!c)
+			return false;
+		ps_strlcpy(buf, c, len);
+		return true;
+	}
+	if (!strcmp(t->kind, PS_KIND_PAGE) && t->name && sscanf(t->name, "order-%u", &o) == 1) {
+		snprintf(buf, len, "page-order-%u", o);
+		return true;
+	}
+	return false;
+}
+
+static double object_size(const struct ps_run *r, const char *cls)
+{
+	unsigned o;
+
+	for (size_t i = 0; i < r->nslab; i++)
+		if (!strcmp(r->slab[i].cache, cls) && r->slab[i].objsize)
+			return (double)r->slab[i].objsize;
+	if (sscanf(cls, "page-order-%u", &o) == 1 && o < 32)
+		return 4096.0 * (double)(1u << o);
+	return 0;
+}
+
+static int by_net_bytes(const void *a, const void *b)
+{
+	const struct ps_cache_row *x = a, *y = b;
+	int64_t p = x->net_bytes < 0 ? -x->net_bytes : x->net_bytes;
+	int64_t q = y->net_bytes < 0 ? -y->net_bytes : y->net_bytes;
+
+	if (p != q)
+		return p > q ? -1 : 1;
+	return strcmp(x->cls, y->cls);
+}
+
+int ps_cache_table(const struct ps_report *rep, struct ps_cache_table *out)
+{
+	const struct ps_run *r = rep->run;
+	const char *rate_s = ps_run_meta(r, PS_META_SITE_SAMPLE_RATE);
+	double rate = rate_s ? fmax(1.0, strtod(rate_s, NULL)) : 1.0;
+	static const char sfx[] = "." PS_CTR_CLASS_ALLOCS;
+	struct ps_cache_row *rows = NULL;
+	size_t n = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < r->ncounters; i++) {
+		const char *nm = r->counters[i].name;
+		size_t l = strlen(nm);
+		struct ps_cache_row *c, *nr;
+		bool have = false;
+
+		/* "pages" is every order's sum: each order has its own row */
+		if (strncmp(nm, "class.", 6) || l <= 6 + sizeof(sfx) - 1 ||
+		    strcmp(nm + l - (sizeof(sfx) - 1), sfx) || !strcmp(nm, "class.pages.allocs"))
+			continue;
+		nr = realloc(rows, (n + 1) * sizeof(*rows));
+		if (!nr) {
+			free(rows);
+			return -ENOMEM;
+		}
+		rows = nr;
+		c = &rows[n++];
+		memset(c, 0, sizeof(*c));
+		snprintf(c->cls, sizeof(c->cls), "%.*s", (int)(l - 6 - (sizeof(sfx) - 1)), nm + 6);
+		c->allocs = ctr(r, c->cls, PS_CTR_CLASS_ALLOCS, rep->from, rep->to, &have);
+		c->frees = ctr(r, c->cls, PS_CTR_CLASS_FREES, rep->from, rep->to, &have);
+		c->alloc_bytes = ctr(r, c->cls, PS_CTR_CLASS_ALLOC_BYTES, rep->from, rep->to, &have);
+		c->free_bytes = ctr(r, c->cls, PS_CTR_CLASS_FREE_BYTES, rep->from, rep->to, &have);
+		c->pre_frees = ctr(r, c->cls, PS_CTR_CLASS_PRE_FREES, rep->from, rep->to, &have);
+		c->net_objs = c->allocs - c->frees;
+		c->net_bytes = c->alloc_bytes - c->free_bytes;
+		c->slab_objs = -1;
+		for (size_t s = 0; s < r->nslab; s++)
+			if (!strcmp(r->slab[s].cache, c->cls) && r->slab[s].active_objs[rep->from] >= 0 &&
+			    r->slab[s].active_objs[rep->to] >= 0)
+				c->slab_objs = r->slab[s].active_objs[rep->to] -
+					       r->slab[s].active_objs[rep->from];
+	}
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct ps_report_row *w = &rep->rows[i];
+		char cls[128];
+
+		if ((w->ts->tag.flags & PS_TAG_F_SLAB_BACKING) ||
+		    !row_class(&w->ts->tag, cls, sizeof(cls)))
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (!strcmp(rows[k].cls, cls)) {
+				rows[k].tags_growth += w->g.growth;
+				rows[k].ntags++;
+				if (w->ts->tag.flags & PS_TAG_F_SAMPLED)
+					rows[k].sampled = true;
+				break;
+			}
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct ps_cache_row *c = &rows[k];
+		double sz = object_size(r, c->cls);
+		double rt = rate;
+		unsigned o;
+
+		/* an order-n page is sampled 1 in rate / 2^n, at least 1 in 1 (docs/record.md) */
+		if (sscanf(c->cls, "page-order-%u", &o) == 1 && o < 32)
+			rt = fmax(1.0, rate / (double)(1u << o));
+		if (!sz && c->alloc_bytes && c->allocs)
+			sz = (double)c->alloc_bytes / (double)c->allocs;
+		c->tags_se = c->sampled && rt > 1 ?
+			     sqrt(rt * sz * fabs((double)c->tags_growth)) : 0;
+	}
+	if (n)
+		qsort(rows, n, sizeof(*rows), by_net_bytes);
+	out->rows = rows;
+	out->n = n;
+	return 0;
+}
+
+void ps_cache_table_free(struct ps_cache_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+static void print_text(FILE *f, const struct ps_report *rep, const struct ps_cache_table *t,
+		       size_t top)
+{
+	size_t shown = 0;
+
+	fprintf(f, "CACHES: every allocation and free counted, %.1f s\n", rep->secs);
+	fprintf(f, "%-20s %8s %8s %8s %10s %19s\n", "CACHE", "ALLOCS", "FREES", "NET OBJS",
+		"NET BYTES", "TAGS (SAMPLED)");
+	for (size_t i = 0; i < t->n && (!top || shown < top); i++) {
+		const struct ps_cache_row *c = &t->rows[i];
+		char nb[32], tg[32], se[32], est[72], nm[22];
+
+		if (!c->allocs && !c->frees)
+			continue;
+		shown++;
+		ps_fmt_bytes(nb, sizeof(nb), (double)c->net_bytes, true);
+		ps_fmt_bytes(tg, sizeof(tg), (double)c->tags_growth, true);
+		ps_fmt_bytes(se, sizeof(se), c->tags_se, false);
+		if (!c->ntags)
+			snprintf(est, sizeof(est), "%s", "-");
+		else if (c->tags_se > 0)
+			snprintf(est, sizeof(est), "%s +-%s", tg, se);
+		else
+			snprintf(est, sizeof(est), "%s", tg);
+		if (strlen(c->cls) > 20)
+			snprintf(nm, sizeof(nm), "%.19s~", c->cls);
+		else
+			snprintf(nm, sizeof(nm), "%.20s", c->cls);
+		fprintf(f, "%-20s %8lld %8lld %+8lld %10s %19s\n", nm, (long long)c->allocs,
+			(long long)c->frees, (long long)c->net_objs, nb, est);
+	}
+	if (!shown)
+		fprintf(f, "  (no class counters in the window: a converted or older trace)\n");
+	fprintf(f, "  ALLOCS, FREES, NET: exact; TAGS: the tags' sum, estimated from a sample,\n"
+		"  +- one standard error\n");
+}
+
+static void print_csv(FILE *f, const struct ps_cache_table *t)
+{
+	fprintf(f, "cache,allocs,frees,net_objs,net_bytes,alloc_bytes,free_bytes,preexisting_frees,"
+		"tags,tags_growth_bytes,tags_stderr_bytes,sampled,slabinfo_objs\n");
+	for (size_t i = 0; i < t->n; i++) {
+		const struct ps_cache_row *c = &t->rows[i];
+
+		ps_csv_str(f, c->cls);
+		fprintf(f, ",%lld,%lld,%lld,%lld,%lld,%lld,%lld,%zu,%lld,%.0f,%d,", (long long)c->allocs,
+			(long long)c->frees, (long long)c->net_objs, (long long)c->net_bytes,
+			(long long)c->alloc_bytes, (long long)c->free_bytes, (long long)c->pre_frees,
+			c->ntags, (long long)c->tags_growth, c->tags_se, c->sampled);
+		if (c->slab_objs != -1)
+			fprintf(f, "%lld", (long long)c->slab_objs);
+		fputc('\n', f);
+	}
+}
+
+static void print_json(FILE *f, const struct ps_report *rep, const struct ps_cache_table *t)
+{
+	fprintf(f, "{\"schema\":\"poolscope.caches/1\",\"trace\":");
+	ps_json_str(f, rep->run->path);
+	fprintf(f, ",\"seconds\":%.3f,\"caches\":[", rep->secs);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct ps_cache_row *c = &t->rows[i];
+
+		fprintf(f, "%s{\"cache\":", i ? "," : "");
+		ps_json_str(f, c->cls);
+		fprintf(f, ",\"allocs\":%lld,\"frees\":%lld,\"net_objs\":%lld,\"net_bytes\":%lld,"
+			"\"alloc_bytes\":%lld,\"free_bytes\":%lld,\"preexisting_frees\":%lld,"
+			"\"tags\":%zu,\"tags_growth_bytes\":%lld,\"tags_stderr_bytes\":%.0f,"
+			"\"sampled\":%s,\"slabinfo_objs\":", (long long)c->allocs,
+			(long long)c->frees, (long long)c->net_objs, (long long)c->net_bytes,
+			(long long)c->alloc_bytes, (long long)c->free_bytes, (long long)c->pre_frees,
+			c->ntags, (long long)c->tags_growth, c->tags_se, c->sampled ? "true" : "false");
+		if (c->slab_objs != -1)
+			fprintf(f, "%lld}", (long long)c->slab_objs);
+		else
+			fputs("null}", f);
+	}
+	fputs("]}\n", f);
+}
+
+int ps_report_print_caches(FILE *f, const struct ps_report *rep, enum ps_fmt fmt, size_t top)
+{
+	struct ps_cache_table t;
+	int e = ps_cache_table(rep, &t);
+
+	if (e)
+		return e;
+	if (fmt == PS_FMT_CSV)
+		print_csv(f, &t);
+	else if (fmt == PS_FMT_JSON)
+		print_json(f, rep, &t);
+	else
+		print_text(f, rep, &t, top);
+	ps_cache_table_free(&t);
+	return 0;
+}
