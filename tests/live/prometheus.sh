@@ -130,6 +130,16 @@ if [ "$ntags" -ge 1 ] && [ -z "$missing" ] && [ -z "$differ" ]; then
 	ok "$ntags file-services tags in Prometheus equal the trace at interval $idx: $(head -2 "$T/prom.tags" | tr '\n' ' ')"
 else bad "Prometheus against the trace at interval $idx ($ntags tags): missing '$missing' differ '$differ'"; fi
 
+# the exact per-cache figures: filp's objects and bytes equal the trace's class counters then
+pc=$(q 'poolscope_cache_objects%7Bcache%3D%22filp%22%7D' "$ts" '.data.result[0].value[1]')
+pb=$(q 'poolscope_cache_bytes%7Bcache%3D%22filp%22%7D' "$ts" '.data.result[0].value[1]')
+ctr() { sqlite3 "$T/run.db" "select coalesce((select value from counters where name = 'class.filp.$1'
+	and interval <= $idx order by interval desc limit 1), 0)"; }
+tc=$(( $(ctr allocs) - $(ctr frees) )) tb=$(( $(ctr alloc_bytes) - $(ctr free_bytes) ))
+if [ "$pc $pb" = "$tc $tb" ] && [ "$tc" -gt 0 ]; then
+	ok "filp in Prometheus equals the trace's class counters at interval $idx: $tc objects, $tb bytes"
+else bad "filp: Prometheus '$pc' objects '$pb' bytes, the trace's counters $tc and $tb at interval $idx"; fi
+
 st=$(q 'max_over_time(poolscope_path_state%7Bdomain%3D%22kernel%22%2Cpath%3D%22file-services%22%7D%5B5m%5D)' '' '.data.result[0].value[1]')
 why=$(q 'poolscope_path_verdict_info%7Bpath%3D%22file-services%22%7D' "$ts" '.data.result[0].metric | "\(.state): \(.why)"')
 [ "$st" = 3 ] && ok "the file-services path was called a leak" ||

@@ -497,6 +497,64 @@ static size_t merge_rows(struct trow *rows, size_t n)
 	return o;
 }
 
+static const struct snap_class_ctr *cache_base;
+
+static int cmp_cache_bytes(const void *a, const void *b)
+{
+	const struct snap_class_ctr *x = &cache_base[*(const size_t *)a];
+	const struct snap_class_ctr *y = &cache_base[*(const size_t *)b];
+	int64_t p = llabs(x->val[2] - x->val[3]), q = llabs(y->val[2] - y->val[3]);
+
+	if (p != q)
+		return p > q ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * The exact class counters: objects and bytes each cache gained since the recording started,
+ * counted at every allocation and free (not sampled), for the 2 x --listen-top caches that
+ * moved most; the rest summed in cache="other". The all-orders "pages" sum is left out.
+ */
+static void render_caches(struct rec *r, struct ps_om *om)
+{
+	const struct snap *s = &r->snap;
+	size_t *idx = malloc((s->ncls_ctr + 1) * sizeof(*idx)), n = 0;
+	int64_t rest_o = 0, rest_b = 0;
+
+	if (!idx)
+		return;
+	for (size_t i = 0; i < s->ncls_ctr; i++)
+		if (strcmp(s->cls_ctr[i].name, "pages"))
+			idx[n++] = i;
+	cache_base = s->cls_ctr;
+	qsort(idx, n, sizeof(*idx), cmp_cache_bytes);
+	for (int f = 0; f < 2; f++) {
+		if (!f)
+			ps_om_family(om, "poolscope_cache_objects", "gauge", NULL,
+				     "Objects each cache gained since the recording started: every "
+				     "allocation and free counted (exact, not sampled)");
+		else
+			ps_om_family(om, "poolscope_cache_bytes", "gauge", "bytes",
+				     "Bytes each cache gained since the recording started: every "
+				     "allocation and free counted (exact, not sampled)");
+		for (size_t k = 0; k < n; k++) {
+			const struct snap_class_ctr *c = &s->cls_ctr[idx[k]];
+			int64_t v = f ? c->val[2] - c->val[3] : c->val[0] - c->val[1];
+
+			if (k < 2 * (size_t)r->m->top)
+				ps_om_sample(om, (const char *[]){ "cache", c->name, NULL }, (double)v);
+			else if (f)
+				rest_b += v;
+			else
+				rest_o += v;
+		}
+		if (n > 2 * (size_t)r->m->top)
+			ps_om_sample(om, (const char *[]){ "cache", "other", NULL },
+				     (double)(f ? rest_b : rest_o));
+	}
+	free(idx);
+}
+
 static void render(struct rec *r, struct ps_om *om, const struct trow *rows, size_t nrows,
 		   const int64_t (*dp)[M_PATHS], const int64_t *dlive)
 {
@@ -568,6 +626,7 @@ static void render(struct rec *r, struct ps_om *om, const struct trow *rows, siz
 		i = end;
 	}
 
+	render_caches(r, om);
 	ps_om_family(om, "poolscope_path_state", "gauge", NULL,
 		     "The verdict on the path's kernel memory over the window: 0 stable, "
 		     "1 plateau, 2 growing, 3 leak");
