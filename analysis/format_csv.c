@@ -3,6 +3,7 @@
 #include <inttypes.h>
 
 #include "analysis/format.h"
+#include "analysis/caches.h"
 
 void ps_csv_str(FILE *f, const char *s)
 {
@@ -22,7 +23,7 @@ void ps_format_csv(FILE *f, const struct ps_report *rep, size_t n)
 	fprintf(f, "tag,kind,start_bytes,end_bytes,growth_bytes,rate_bps,r2,grew_share,"
 		"leak_score,allocs,frees,reclaimable,class,evidence,confidence,domain,"
 		"adjusted_growth_bytes,tag_id,ctx,comm,flags,sampled,slab_backing,late_ratio,"
-		"untraced_bytes,exact_counters,lifetime_s,split,site_src\n");
+		"untraced_bytes,exact_counters,lifetime_s,split,site_src,growth_stderr_bytes\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct ps_report_row *w = &rep->rows[i];
 		const struct ps_tag *t = &w->ts->tag;
@@ -42,7 +43,7 @@ void ps_format_csv(FILE *f, const struct ps_report *rep, size_t n)
 		ps_csv_str(f, w->a.split);
 		fputc(',', f);
 		ps_csv_str(f, t->site_src ? ps_src_str(t->site_src, lb, sizeof(lb)) : NULL);
-		fputc('\n', f);
+		fprintf(f, ",%.0f\n", ps_row_stderr(rep, w));
 	}
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/format.h"
+#include "analysis/caches.h"
 #include "userspace/lib/util/util.h"
 
 /* ,"key":"value" */
@@ -45,7 +46,7 @@ static void json_slabinfo(FILE *f, const struct ps_slab_check *s)
 		s->confirm, s->unconfirmed ? "true" : "false");
 }
 
-static void json_row(FILE *f, const struct ps_report_row *w)
+static void json_row(FILE *f, const struct ps_report *rep, const struct ps_report_row *w)
 {
 	const struct ps_tag *t = &w->ts->tag;
 	char lb[256];
@@ -81,8 +82,8 @@ static void json_row(FILE *f, const struct ps_report_row *w)
 	json_slabinfo(f, &w->slab);
 	json_field(f, "domain", w->domain);
 	fprintf(f, ",\"adjusted_growth_bytes\":%" PRId64 ",\"untraced_bytes\":%" PRId64
-		",\"exact_counters\":%s,\"lifetime_s\":%u", w->adj_growth, w->untraced,
-		w->exact_shape ? "true" : "false", w->lifetime);
+		",\"exact_counters\":%s,\"lifetime_s\":%u,\"growth_stderr_bytes\":%.0f", w->adj_growth,
+		w->untraced, w->exact_shape ? "true" : "false", w->lifetime, ps_row_stderr(rep, w));
 	fputc('}', f);
 }
 
@@ -168,7 +169,7 @@ void ps_format_json(FILE *f, const struct ps_report *rep, const struct ps_verdic
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			fputc(',', f);
-		json_row(f, &rep->rows[i]);
+		json_row(f, rep, &rep->rows[i]);
 	}
 	fprintf(f, "]}\n");
 }

@@ -95,6 +95,7 @@ static int cmd_report(int argc, char **argv)
 	const char *stacks = NULL, *vmlinux = NULL, *debuginfo = NULL;
 	unsigned top = 15;
 	bool by_path = false, by_cache = false, window_set = false, top_set = false;
+	bool domain_set = false;
 	const char *domain = PS_DOMAIN_KERNEL;
 	struct ps_verdict v;
 	int c, rc;
@@ -102,6 +103,7 @@ static int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "n:r:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'D':
+			domain_set = true;
 			if (!strcmp(optarg, "all")) {
 				domain = NULL;
 			} else if (!strcmp(optarg, PS_DOMAIN_KERNEL) ||
@@ -199,10 +201,10 @@ static int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return PS_EXIT_USAGE;
 	}
-	if (by_cache && (by_path || stacks || vo.kind || vo.path || vo.tag || vo.comm ||
-			 vo.sort != PS_SORT_RANK)) {
-		fprintf(stderr, "poolscope report: --by cache lists the caches: --sort, --stacks "
-			"and the filters choose tags\n");
+	if (by_cache && (by_path || stacks || domain_set || vo.kind || vo.path || vo.tag ||
+			 vo.comm || vo.sort != PS_SORT_RANK)) {
+		fprintf(stderr, "poolscope report: --by cache lists every cache: --domain, --sort, "
+			"--stacks and the filters choose tags\n");
 		return PS_EXIT_USAGE;
 	}
 	if (stacks && (by_path || vo.kind || vo.path || vo.tag || vo.comm ||

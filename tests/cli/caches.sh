@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # report --by cache on a copy of the fixture trace given class counters: each cache's figures
 # are the counters' change over the window (rows between written ones carried), its tags' sum
-# is the report's rows of that cache, their standard error is sqrt(rate x size x |sum|) for
-# sampled tags and 0 for tags that are not, the text fits 80 columns, and --by cache goes
-# without the tag filters. No root.
+# is the report's rows of that cache, each row's standard error is rate x size x the smaller of
+# its live bytes at the window's edges and its turnover, the class's the rows' added up (0 for
+# tags that count every object), counts past 8 digits shorten, the text fits 80 columns, and
+# --by cache goes without --domain and the tag filters. No root.
 set -u
 cd "${PS_SRCDIR:-$(dirname "$0")/../..}" || exit 1
 . tests/cli/lib/fixtures.sh clicaches
@@ -55,21 +56,46 @@ cp c.db s.db
 sqlite3 s.db "INSERT OR REPLACE INTO meta VALUES('site_sample_rate', '16');
 	UPDATE tags SET flags = flags | 4 WHERE cache = 'kmalloc-256'" || exit 1
 "$P" report s.db --by cache --format json > s.json || bad sampled-json "exit $?"
-python3 - s.json <<'PY' && ok sampled-error || bad sampled-error "see above"
-import json, math, sys
+"$P" report s.db --top 0 --format json > sr.json || bad sampled-report "exit $?"
+python3 - s.json sr.json s.db <<'PY' && ok sampled-error || bad sampled-error "see above"
+import json, math, sqlite3, sys
 k = [r for r in json.load(open(sys.argv[1]))["caches"] if r["cache"] == "kmalloc-256"][0]
-se = math.sqrt(16 * 256 * abs(k["tags_growth_bytes"]))
-assert k["sampled"] and abs(k["tags_stderr_bytes"] - se) <= 1, (k, se)
+rep = json.load(open(sys.argv[2]))
+lo, hi = rep["window"]["from_interval"], rep["window"]["to_interval"]
+db = sqlite3.connect(sys.argv[3])
+var = 0.0
+for (tag,) in db.execute("SELECT id FROM tags WHERE cache = 'kmalloc-256'"):
+    def live(i):
+        r = db.execute("SELECT live_bytes FROM samples WHERE tag = ? AND interval <= ?"
+                       " ORDER BY interval DESC LIMIT 1", (tag, i)).fetchone()
+        return r[0] if r else 0
+    ab, fb = db.execute("SELECT coalesce(sum(alloc_bytes), 0), coalesce(sum(free_bytes), 0)"
+                        " FROM samples WHERE tag = ? AND interval > ? AND interval <= ?",
+                        (tag, lo, hi)).fetchone()
+    # what crosses the window's edges: at most the live bytes at both, at most the turnover
+    v = 16 * 256 * min(abs(live(lo)) + abs(live(hi)), ab + fb)
+    row = [t for t in rep["tags"] if t["tag_id"] == tag][0]
+    assert abs(row["growth_stderr_bytes"] - math.sqrt(v)) <= 1, (row["tag"], row["growth_stderr_bytes"], math.sqrt(v))
+    var += v
+assert k["sampled"] and abs(k["tags_stderr_bytes"] - math.sqrt(var)) <= 1, (k, math.sqrt(var))
+assert k["tags_stderr_bytes"] > 0
 PY
 
 "$P" report c.db --by cache > c.txt || bad text "exit $?"
 grep -q "^kmalloc-256 *240000 *950 *+239050 " c.txt && ok text-row || bad text-row "$(cat c.txt)"
 long=$(awk 'length > 79' c.txt)
 [ -z "$long" ] && ok text-width || bad text-width "$long"
+# counts and sizes of a long recording still fit: 123456789012 allocations
+cp c.db big.db && sqlite3 big.db "UPDATE counters SET value = value * 514403 WHERE name LIKE 'class.kmalloc-256.%'"
+"$P" report big.db --by cache > big.txt || bad big "exit $?"
+grep -q "^kmalloc-256 *123G *489M *+123G " big.txt && [ -z "$(awk 'length > 79' big.txt)" ] &&
+	ok big-counts || bad big-counts "$(grep kmalloc-256 big.txt)"
 "$P" report c.db --by cache --format csv | head -1 | grep -q '^cache,allocs,frees,net_objs,net_bytes,' &&
 	ok csv-header || bad csv-header "$("$P" report c.db --by cache --format csv | head -1)"
 "$P" report linux.db --by cache | grep -q "no class counters" && ok no-counters ||
 	bad no-counters "a trace without class counters"
 "$P" report c.db --by cache --kind slab > /dev/null 2> e.txt
-[ $? = 2 ] && grep -q -- "--by cache lists the caches" e.txt && ok usage || bad usage "$(cat e.txt)"
+[ $? = 2 ] && grep -q -- "--by cache lists every cache" e.txt && ok usage || bad usage "$(cat e.txt)"
+"$P" report c.db --by cache --domain all > /dev/null 2> e.txt
+[ $? = 2 ] && ok usage-domain || bad usage-domain "--domain with --by cache: $(cat e.txt)"
 exit $failed

@@ -140,9 +140,10 @@ int ps_etl__merge_next(struct ps_etl *e, struct ps_etl_event *ev)
 	 * those bytes as they are until the next call; loading its next buffer would overwrite
 	 * them, so then the event is copied aside first.
 	 */
+	/* the room to copy it is made first: a failure then leaves the cursor where it was */
+	if (ps_etl__ensure(&e->cur.mem, &e->cur.cap, ev->size) < 0)
+		return -ENOMEM;
 	if (!cursor_next(e, NULL, best, &best->ev)) {
-		if (ps_etl__ensure(&e->cur.mem, &e->cur.cap, ev->size) < 0)
-			return -ENOMEM;
 		memcpy(e->cur.mem, ev->raw, ev->size);
 		ev->payload = e->cur.mem + (ev->payload - ev->raw);
 		if (ev->guid)
