@@ -214,6 +214,14 @@ struct ps_class_ctrs {
 	const struct ps_series *pre;	/* frees of objects older than the recording; may be NULL */
 };
 
+/* The class counter class.CLS.FIELD (keys.h), NULL when the trace has none. */
+const struct ps_series *ps_class_counter(const struct ps_run *r, const char *cls,
+					 const char *field);
+/*
+ * How many objects one sampled object of class cls stands for: meta site_sample_rate (1
+ * without), for "page-order-N" that / 2^N, at least 1.
+ */
+double ps_class_rate(const struct ps_run *r, const char *cls);
 /* A cumulative counter's change from interval from to k (absent before its first row: 0). */
 int64_t ps_counter_delta(const struct ps_series *s, uint32_t from, uint32_t k);
 /* Finds cls's counters; false when the trace has no alloc and free counters for it. */

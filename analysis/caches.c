@@ -20,17 +20,11 @@
 #include "userspace/lib/util/util.h"
 
 static int64_t ctr(const struct ps_run *r, const char *cls, const char *field, uint32_t from,
-		   uint32_t to, bool *have)
+		   uint32_t to)
 {
-	char name[192];
-	const struct ps_series *s;
+	const struct ps_series *s = ps_class_counter(r, cls, field);
 
-	snprintf(name, sizeof(name), PS_CTR_CLASS_FMT, cls, field);
-	s = ps_run_counter(r, name);
-	if (!s)
-		return 0;
-	*have = true;
-	return ps_counter_delta(s, from, to);
+	return s ? ps_counter_delta(s, from, to) : 0;
 }
 
 /* The class a row's objects are counted in, as the recorder names it; false for none. */
@@ -74,19 +68,6 @@ static double object_size(const struct ps_run *r, const char *cls)
 	return 0;
 }
 
-/* The sampling rate of a class: site_sample_rate, and for an order-n page that / 2^n, >= 1. */
-static double class_rate(const struct ps_run *r, const char *cls)
-{
-	const char *rate_s = ps_run_meta(r, PS_META_SITE_SAMPLE_RATE);
-	double rate = rate_s ? fmax(1.0, strtod(rate_s, NULL)) : 1.0;
-	unsigned o;
-
-	/* an order-n page is sampled 1 in rate / 2^n, at least 1 in 1 (docs/record.md) */
-	if (sscanf(cls, "page-order-%u", &o) == 1 && o < 32)
-		rate = fmax(1.0, rate / (double)(1u << o));
-	return rate;
-}
-
 static double row_var(const struct ps_report *rep, const struct ps_report_row *w)
 {
 	const struct ps_sample *s = w->ts->s;
@@ -108,7 +89,7 @@ static double row_var(const struct ps_report *rep, const struct ps_report_row *w
 		sz = n ? (double)ab / (double)n : 0;
 	edges = fabs((double)s[rep->from].live_bytes) + fabs((double)s[rep->to].live_bytes);
 	turnover = (double)ab + (double)fb;
-	return class_rate(rep->run, cls) * sz * (edges < turnover ? edges : turnover);
+	return ps_class_rate(rep->run, cls) * sz * (edges < turnover ? edges : turnover);
 }
 
 double ps_row_stderr(const struct ps_report *rep, const struct ps_report_row *w)
@@ -139,7 +120,6 @@ int ps_cache_table(const struct ps_report *rep, struct ps_cache_table *out)
 		const char *nm = r->counters[i].name;
 		size_t l = strlen(nm);
 		struct ps_cache_row *c, *nr;
-		bool have = false;
 
 		/* "pages" is every order's sum: each order has its own row */
 		if (strncmp(nm, "class.", 6) || l <= 6 + sizeof(sfx) - 1 ||
@@ -154,13 +134,13 @@ int ps_cache_table(const struct ps_report *rep, struct ps_cache_table *out)
 		c = &rows[n++];
 		memset(c, 0, sizeof(*c));
 		snprintf(c->cls, sizeof(c->cls), "%.*s", (int)(l - 6 - (sizeof(sfx) - 1)), nm + 6);
-		c->allocs = ctr(r, c->cls, PS_CTR_CLASS_ALLOCS, rep->from, rep->to, &have);
-		c->frees = ctr(r, c->cls, PS_CTR_CLASS_FREES, rep->from, rep->to, &have);
-		c->alloc_bytes = ctr(r, c->cls, PS_CTR_CLASS_ALLOC_BYTES, rep->from, rep->to, &have);
-		c->free_bytes = ctr(r, c->cls, PS_CTR_CLASS_FREE_BYTES, rep->from, rep->to, &have);
-		c->pre_frees = ctr(r, c->cls, PS_CTR_CLASS_PRE_FREES, rep->from, rep->to, &have);
-		c->pre_free_bytes = ctr(r, c->cls, PS_CTR_CLASS_PRE_FREE_BYTES, rep->from, rep->to,
-					&have);
+		c->allocs = ctr(r, c->cls, PS_CTR_CLASS_ALLOCS, rep->from, rep->to);
+		c->frees = ctr(r, c->cls, PS_CTR_CLASS_FREES, rep->from, rep->to);
+		c->alloc_bytes = ctr(r, c->cls, PS_CTR_CLASS_ALLOC_BYTES, rep->from, rep->to);
+		c->free_bytes = ctr(r, c->cls, PS_CTR_CLASS_FREE_BYTES, rep->from, rep->to);
+		c->pre_frees = ctr(r, c->cls, PS_CTR_CLASS_PRE_FREES, rep->from, rep->to);
+		c->pre_free_bytes = ctr(r, c->cls, PS_CTR_CLASS_PRE_FREE_BYTES, rep->from,
+					rep->to);
 		c->net_objs = c->allocs - c->frees;
 		c->net_bytes = c->alloc_bytes - c->free_bytes;
 		for (size_t s = 0; s < r->nslab; s++)

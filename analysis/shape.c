@@ -67,8 +67,7 @@ static int64_t abs64(int64_t v)
 static bool group_exact(const struct ps_report *rep, size_t c, int64_t t_end, double *e)
 {
 	const struct ps_run *r = rep->run;
-	const char *rate_s = ps_run_meta(r, PS_META_SITE_SAMPLE_RATE);
-	double rate = rate_s ? fmax(1.0, strtod(rate_s, NULL)) : 1.0, size, var;
+	double rate, size, var;
 	uint32_t nint = r->nintervals;
 	int64_t e_end, pre, v;
 	struct ps_class_ctrs cc;
@@ -83,9 +82,8 @@ static bool group_exact(const struct ps_report *rep, size_t c, int64_t t_end, do
 	} else {
 		snprintf(cls, sizeof(cls), "page-order-%zu", c - r->nslab);
 		size = 4096.0 * (double)(1u << (c - r->nslab));
-		/* an order-n page is sampled 1 in rate / 2^n, at least 1 in 1 (docs/record.md) */
-		rate = fmax(1.0, rate / (double)(1u << (c - r->nslab)));
 	}
+	rate = ps_class_rate(r, cls);
 	if (t_end <= 0 || !ps_class_ctrs(r, cls, &cc) ||
 	    !ps_class_retained(&cc, rep->from, rep->to, &e_end))
 		return false;

@@ -116,8 +116,8 @@ static int tag_order(const struct ps_tag *t)
 	return (int)o;
 }
 
-static const struct ps_series *class_ctr(const struct ps_run *r, const char *cls,
-					  const char *field)
+const struct ps_series *ps_class_counter(const struct ps_run *r, const char *cls,
+					 const char *field)
 {
 	char name[192];
 
@@ -125,11 +125,23 @@ static const struct ps_series *class_ctr(const struct ps_run *r, const char *cls
 	return ps_run_counter(r, name);
 }
 
+double ps_class_rate(const struct ps_run *r, const char *cls)
+{
+	const char *rate_s = ps_run_meta(r, PS_META_SITE_SAMPLE_RATE);
+	double rate = rate_s ? fmax(1.0, strtod(rate_s, NULL)) : 1.0;
+	unsigned o;
+
+	/* an order-n page is sampled 1 in rate / 2^n, at least 1 in 1 (docs/record.md) */
+	if (sscanf(cls, "page-order-%u", &o) == 1 && o < 32)
+		rate = fmax(1.0, rate / (double)(1u << o));
+	return rate;
+}
+
 bool ps_class_ctrs(const struct ps_run *r, const char *cls, struct ps_class_ctrs *c)
 {
-	c->alloc = class_ctr(r, cls, PS_CTR_CLASS_ALLOC_BYTES);
-	c->free = class_ctr(r, cls, PS_CTR_CLASS_FREE_BYTES);
-	c->pre = class_ctr(r, cls, PS_CTR_CLASS_PRE_FREE_BYTES);
+	c->alloc = ps_class_counter(r, cls, PS_CTR_CLASS_ALLOC_BYTES);
+	c->free = ps_class_counter(r, cls, PS_CTR_CLASS_FREE_BYTES);
+	c->pre = ps_class_counter(r, cls, PS_CTR_CLASS_PRE_FREE_BYTES);
 	return c->alloc && c->free;
 }
 

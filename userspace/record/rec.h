@@ -57,6 +57,7 @@ struct rec {
 	struct kmem_bpf *skel;
 	struct kmem_empty_bpf *empty;
 	struct ps_trace *t;
+	char build_id[128];		/* the running kernel's (hex), "" when it has none */
 	struct ps_srcmap *srcmap;	/* the kernel's debuginfo, NULL without */
 	char srcmap_why[256];		/* why there is none */
 	struct ps_kallsyms *ks;

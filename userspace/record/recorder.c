@@ -283,15 +283,13 @@ static int load_probes(struct rec *r)
  */
 static int open_srcmap(struct rec *r)
 {
-	struct ps_srcmap_opts so = { .vmlinux = r->o->vmlinux, .debuginfo = r->o->debuginfo };
+	struct ps_srcmap_opts so = { .vmlinux = r->o->vmlinux, .debuginfo = r->o->debuginfo,
+				     .build_id = r->build_id[0] ? r->build_id : NULL };
 	struct utsname u;
-	char id[128];
 	int e;
 
 	uname(&u);
 	so.release = u.release;
-	if (!ps_kernel_build_id(NULL, id, sizeof(id)))
-		so.build_id = id;
 	e = ps_srcmap_open(&r->srcmap, &so, r->srcmap_why, sizeof(r->srcmap_why));
 	if (!e || (e == -ENOENT && !r->o->vmlinux && !r->o->debuginfo))
 		return 0;
@@ -372,6 +370,9 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 		r->t = NULL;
 		goto out;
 	}
+	/* read once: the debuginfo must have it, and the trace's meta says it */
+	if (ps_kernel_build_id(NULL, r->build_id, sizeof(r->build_id)))
+		r->build_id[0] = '\0';
 	if (o->out) {
 		e = open_srcmap(r);
 		if (e)

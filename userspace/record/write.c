@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "userspace/record/rec.h"
-#include "userspace/srcline.h"
 #include "userspace/lib/util/util.h"
 #include "userspace/lib/util/version.h"
 
@@ -91,8 +90,8 @@ int rec_write_meta(struct rec *r)
 	if (!r->replay) {
 		META(PS_META_HOST, u.nodename);
 		META(PS_META_KERNEL, u.release);
-		if (!ps_kernel_build_id(NULL, buf, sizeof(buf)))
-			META(PS_META_KERNEL_BUILD_ID, buf);
+		if (r->build_id[0])
+			META(PS_META_KERNEL_BUILD_ID, r->build_id);
 		META(PS_META_ARCH, u.machine);
 		f = fopen("/proc/sys/kernel/random/boot_id", "r");
 		if (f) {
