@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Live: the tracefs backend (record --backend tracefs) beside the BPF recorder, both recording
-# the same 10000 open files. Per cache (the inode cache, dentry, filp), the growth of the exact
-# class counters at the peak must be within 5% of the BPF recorder's; the trace says it came
-# from tracefs, counts every object (site sample 1), gives page tags their call sites (the
-# stacktrace trigger) and flags the pages under slabs; in both traces the file-services path
-# grows with the file leak's filp tag among its first three suspects; no tracefs instance is
-# left behind, also after a SIGKILL (the next start removes it); filters are refused; and
-# --backend auto, run where BPF is refused (capsh drops CAP_BPF, CAP_PERFMON and
-# CAP_SYS_ADMIN), records through tracefs and says so.
+# the same 10000 open files, held until both traces end. Per cache (the inode cache, dentry,
+# filp), the growth of the exact class counters at the peak must be within 5% of the BPF
+# recorder's; the trace says it came from tracefs, counts every object (site sample 1), gives
+# page tags their call sites (the stacktrace trigger) and flags the pages under slabs; in both
+# traces the file-services path grows with the file leak's filp tag among its first three
+# suspects; no tracefs instance is left behind, also after a SIGKILL (the next start removes
+# it); filters are refused; and --backend auto, run where BPF is refused (capsh drops CAP_BPF,
+# CAP_PERFMON and CAP_SYS_ADMIN), records through tracefs and says so.
 set -u
 . "$(dirname "$0")/lib/record_common.sh"
 ps_need_root
 T=$(mktemp -d /var/tmp/ps-rec-tfs.XXXXXX)
-trap 'kill $bp $tp 2> /dev/null; rm -rf "$T"' EXIT
-bp= tp=
+trap 'kill $bp $tp $lp 2> /dev/null; wait; rm -rf "$T"' EXIT
+bp= tp= lp=
 fail() { echo "FAIL: $*"; exit 1; }
 inst() { ls /sys/kernel/tracing/instances 2> /dev/null | grep -c '^poolscope-'; }
 mkdir "$T/leak"
@@ -24,15 +24,30 @@ tmpfs) icache=shmem_inode_cache ;;
 *) echo "skip: $T is on $(stat -f -c %T "$T/leak"), the test knows ext4 and tmpfs"; exit 77 ;;
 esac
 
-"$POOLSCOPE" record -o "$T/bpf.db" -q --duration 14 --backend bpf > "$T/bpf.log" 2>&1 &
+# Both recorders run until the test stops them, after the files are held (fileleak says
+# "ready") and each trace has committed an interval read after that: the leak is held at the end
+# of both traces whatever either recorder's start took, and the report reads the whole trace.
+"$POOLSCOPE" record -o "$T/bpf.db" -q --duration 120 --backend bpf > "$T/bpf.log" 2>&1 &
 bp=$!
-"$POOLSCOPE" record -o "$T/tfs.db" -q --duration 14 --backend tracefs > "$T/tfs.log" 2>&1 &
+"$POOLSCOPE" record -o "$T/tfs.db" -q --duration 120 --backend tracefs > "$T/tfs.log" 2>&1 &
 tp=$!
-sleep 3
-"$PS_LIVE_BIN/fileleak" 10000 5 "$T/leak" > "$T/leak.out" 2>&1 || fail "fileleak: $(cat "$T/leak.out")"
+for b in bpf tfs; do
+	for _ in $(seq 100); do [ "$(ps_last_idx "$T/$b.db")" -ge 0 ] && break; sleep 0.1; done
+	[ "$(ps_last_idx "$T/$b.db")" -ge 0 ] || fail "$b: no interval in 10 s: $(cat "$T/$b.log")"
+done
+sleep 1
+"$PS_LIVE_BIN/fileleak" 10000 120 "$T/leak" > "$T/leak.out" 2>&1 &
+lp=$!
+for _ in $(seq 300); do grep -q ready "$T/leak.out" && break; kill -0 $lp 2> /dev/null || break; sleep 0.1; done
+grep -q ready "$T/leak.out" || fail "fileleak: $(cat "$T/leak.out")"
+for b in bpf tfs; do ps_next_idx "$T/$b.db" > /dev/null || fail "$b: no interval after the files were held"; done
+sleep 1
+kill -INT $bp $tp
 wait $bp || fail "the BPF recorder: $(cat "$T/bpf.log")"
 wait $tp || fail "the tracefs recorder: $(cat "$T/tfs.log")"
 bp= tp=
+kill $lp; wait $lp
+lp=
 
 # the growth of a class's exact counters from the first interval to their peak (a class that
 # had no event yet has no row: 0)
@@ -60,12 +75,12 @@ sites=$(sqlite3 "$T/tfs.db" "SELECT count(*) FROM tags WHERE kind = 'page' AND s
 backing=$(sqlite3 "$T/tfs.db" "SELECT count(*) FROM tags WHERE kind = 'page' AND flags & 2")
 [ "$sites" -gt 0 ] && [ "$backing" -gt 0 ] || fail "page tags with a call site: $sites, flagged slab-backing: $backing"
 echo "ok: $sites page tags with call sites, $backing under slabs"
-# in both traces the file-services path grows and the file leak's filp tag is among its first
-# three suspects (what else grows meanwhile, other work on the machine, may lead other paths
+# in both traces, which end with the files held, the file-services path grows and the file
+# leak's filp tag is among its first three suspects (what else grows meanwhile, other work on the machine, may lead other paths
 # or the verdict; the slab extension vectors of the new filp slabs, whose stacks reach the
 # file opens, can rank above filp on the path)
 for b in bpf tfs; do
-	"$POOLSCOPE" report "$T/$b.db" --format json --from 0 --to 8s --path file-services \
+	"$POOLSCOPE" report "$T/$b.db" --format json --path file-services \
 		> "$T/$b.fs.json" || fail "$b: report --path file-services"
 	st=$(jq -r '.paths[] | select(.path == "file-services") | .state' "$T/$b.fs.json")
 	top=$(jq -r '[.tags[:3][].tag] | join(" ")' "$T/$b.fs.json")
