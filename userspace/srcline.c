@@ -262,6 +262,18 @@ static int module_load(struct ps_srcmap *m, struct srcmod *sm)
 		/* physical: a link loop cannot hold the walk (moddir itself is resolved) */
 		nftw(m->moddir, walk_one, 16, FTW_PHYS);
 		walk_map = NULL;
+		if (walk_err) {
+			/* out of memory: a partial index would hide modules; say so instead */
+			for (size_t i = 0; i < m->nfiles; i++) {
+				free(m->files[i].name);
+				free(m->files[i].path);
+			}
+			free(m->files);
+			m->files = NULL;
+			m->nfiles = 0;
+			m->indexed = false;
+			return walk_err;
+		}
 	}
 	for (int rank = 0; rank < 3; rank++)
 		for (size_t i = 0; i < m->nfiles; i++)
@@ -429,20 +441,29 @@ const char *ps_srcmap_vmlinux(const struct ps_srcmap *m)
 
 /* --- lookup ---------------------------------------------------------------------------------- */
 
-static struct srcmod *mod_get(struct ps_srcmap *m, const char *module)
+/* The module's debuginfo in *out: 0, -ENOENT when it has none, -ENOMEM. */
+static int mod_get(struct ps_srcmap *m, const char *module, struct srcmod **out)
 {
 	char nm[128];
 	struct srcmod *sm;
+	int e;
 
+	*out = NULL;
 	modname(module ? module : "", nm, sizeof(nm));
 	for (size_t i = 0; i < m->nmods; i++)
-		if (!strcmp(m->mods[i].name, nm))
-			return m->mods[i].mod ? &m->mods[i] : NULL;
+		if (!strcmp(m->mods[i].name, nm)) {
+			*out = m->mods[i].mod ? &m->mods[i] : NULL;
+			return *out ? 0 : -ENOENT;
+		}
 	/* looked up once: a module without debuginfo stays without */
 	sm = mod_add(m, nm);
-	if (!sm || module_load(m, sm))
-		return NULL;
-	return sm;
+	if (!sm)
+		return -ENOMEM;
+	e = module_load(m, sm);
+	if (e)
+		return e;
+	*out = sm;
+	return 0;
 }
 
 static const struct srcsym *sym_find(const struct srcmod *sm, const char *name, uint64_t off)
@@ -562,7 +583,7 @@ static bool find_pc_die(Dwarf_Die *parent, int tag, Dwarf_Addr pc, Dwarf_Die *ou
 int ps_srcmap_lookup(struct ps_srcmap *m, const char *module, const char *sym, uint64_t off,
 		     struct ps_src *out)
 {
-	struct srcmod *sm = mod_get(m, module);
+	struct srcmod *sm;
 	const struct srcsym *s;
 	Dwarf_Die *cu, *scopes = NULL;
 	Dwarf_Attribute at;
@@ -571,9 +592,11 @@ int ps_srcmap_lookup(struct ps_srcmap *m, const char *module, const char *sym, u
 	Dwfl_Line *l;
 	Dwarf_Die prog, inl;
 	bool inlined = false;
-	int line = 0, n;
+	int line = 0, n = mod_get(m, module, &sm);
 
-	if (!sm || !sym || !(s = sym_find(sm, sym, off)))
+	if (n)
+		return n;
+	if (!sym || !(s = sym_find(sm, sym, off)))
 		return -ENOENT;
 	/*
 	 * +0x0 too: a return address at a function's start follows a call to a noreturn function
@@ -696,8 +719,13 @@ int ps_srcmap_annotate_run(struct ps_srcmap *m, struct ps_run *r, size_t *nkeys,
 		if (i && !key_cmp(&k[i - 1], &k[i]))
 			continue;
 		(*nkeys)++;
-		if (ps_srcmap_lookup(m, k[i].module, k[i].sym, k[i].off, &src))
+		e = ps_srcmap_lookup(m, k[i].module, k[i].sym, k[i].off, &src);
+		if (e == -ENOENT) {
+			e = 0;
 			continue;
+		}
+		if (e)
+			break;
 		e = ps_run_add_src(r, &src);
 		(*nfound)++;
 	}
@@ -717,10 +745,12 @@ static int trace_key(void *ctx, const char *module, const char *sym, uint64_t of
 {
 	struct trace_ctx *c = ctx;
 	struct ps_src src;
+	int e;
 
 	c->nkeys++;
-	if (ps_srcmap_lookup(c->m, module, sym, off, &src))
-		return 0;
+	e = ps_srcmap_lookup(c->m, module, sym, off, &src);
+	if (e)
+		return e == -ENOENT ? 0 : e;
 	c->nfound++;
 	return ps_trace_put_src(c->t, &src);
 }

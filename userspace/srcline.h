@@ -41,7 +41,8 @@ const char *ps_srcmap_vmlinux(const struct ps_srcmap *m);
  * The source line of sym+off in module (NULL or "" for vmlinux). off is a return address's
  * offset (call sites and frames are): the line looked up is that of the byte before it.
  * Returns 0 with out filled (its strings live until the next lookup), -ENOENT when the module
- * has no debuginfo, the symbol is not in it (or is ambiguous) or the address has no line.
+ * has no debuginfo, the symbol is not in it (or is ambiguous) or the address has no line,
+ * -ENOMEM.
  */
 int ps_srcmap_lookup(struct ps_srcmap *m, const char *module, const char *sym, uint64_t off,
 		     struct ps_src *out);

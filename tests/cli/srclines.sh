@@ -195,6 +195,15 @@ sqlite3 own.db "INSERT INTO srclines(module, sym, off, file, line, func) VALUES
 	('ksmbd', 'smb2_read', ${off[smb2_read]}, 'fs/smb/server/smb2pdu.c', 77, 'smb2_read')"
 "$P" report own.db --top 0 | grep -qx "  site fs/smb/server/smb2pdu.c:77 smb2_read" &&
 	ok stored-lines || bad stored-lines "the srclines row is not shown"
+# a path too long for the site line's 79 columns loses leading directories, marked '~/',
+# never its file name, line or function
+cp t.db long.db
+ld=fs/smb/server/a-directory-with-a-long-name/and-another-one-below-it/and-a-third
+sqlite3 long.db "INSERT INTO srclines(module, sym, off, file, line, func) VALUES
+	('ksmbd', 'smb2_read', ${off[smb2_read]}, '$ld/smb2pdu.c', 77, 'smb2_read')"
+sl=$("$P" report long.db --top 0 | grep '^  site ')
+[ "${#sl}" -le 79 ] && [[ "$sl" == "  site ~/"*"/and-a-third/smb2pdu.c:77 smb2_read" ]] &&
+	ok site-long-path || bad site-long-path "site line (${#sl} columns): '$sl'"
 "$P" report own.db --top 0 --format json --vmlinux vmlinux --debuginfo root 2> /dev/null |
 	jq -e ".tags[] | select(.tag | startswith(\"kmalloc-256@\")) | .site_src.line == ${line[read]#*:}" \
 	> /dev/null && ok given-replaces-stored || bad given-replaces-stored "--vmlinux did not replace the stored line"

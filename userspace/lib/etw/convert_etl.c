@@ -137,13 +137,37 @@ static void release(struct conv *c, uint32_t li, bool implicit)
  */
 #define POOL_ABSURD (1ull << 47)
 
+/*
+ * A pool event's payload: pool type and tag (u32 each), size and entry (pointers of the
+ * event's width), then the session id of the session events. Its least length, and where the
+ * fields the live map is keyed by sit: read by on_pool and, an event early, by peek_pool.
+ */
+static inline bool pool_session_event(const struct ps_etl_event *ev)
+{
+	return ev->type == PS_ETW_POOL_ALLOC_SESSION || ev->type == PS_ETW_POOL_FREE_SESSION;
+}
+
+static inline uint32_t pool_need(const struct ps_etl_event *ev)
+{
+	return 8 + 2 * ev->ptr_size + (pool_session_event(ev) ? 4 : 0);
+}
+
+static inline uint64_t pool_entry(const struct ps_etl_event *ev)
+{
+	return ps_rdptr(ev->payload + 8 + ev->ptr_size, ev->ptr_size);
+}
+
+static inline uint32_t pool_session(const struct ps_etl_event *ev)
+{
+	return pool_session_event(ev) ? ps_rd32(ev->payload + 8 + 2 * ev->ptr_size) : NOSESSION;
+}
+
 static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 {
 	unsigned p = ev->ptr_size;
-	bool session = ev->type == PS_ETW_POOL_ALLOC_SESSION ||
-		       ev->type == PS_ETW_POOL_FREE_SESSION;
+	bool session = pool_session_event(ev);
 	bool alloc = ev->type == PS_ETW_POOL_ALLOC || ev->type == PS_ETW_POOL_ALLOC_SESSION;
-	uint32_t need = 8 + 2 * p + (session ? 4 : 0);
+	uint32_t need = pool_need(ev);
 	const uint8_t *d = ev->payload;
 
 	if (ev->payload_len < need) {
@@ -153,8 +177,8 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 		return 0;
 	}
 	uint32_t ptype = ps_rd32(d), rawtag = ps_rd32(d + 4);
-	uint64_t nbytes = ps_rdptr(d + 8, p), entry = ps_rdptr(d + 8 + p, p);
-	uint32_t sess = session ? ps_rd32(d + 8 + 2 * p) : NOSESSION;
+	uint64_t nbytes = ps_rdptr(d + 8, p), entry = pool_entry(ev);
+	uint32_t sess = pool_session(ev);
 
 	if (ptype & PS_ETW_POOLTYPE_BIGPOOL) {
 		c->bigpool++;
@@ -431,16 +455,11 @@ static int on_process(struct conv *c, const struct ps_etl_event *ev)
 static void peek_pool(void *arg, const struct ps_etl_event *ev)
 {
 	const struct conv *c = arg;
-	unsigned p = ev->ptr_size;
-	bool session = ev->type == PS_ETW_POOL_ALLOC_SESSION ||
-		       ev->type == PS_ETW_POOL_FREE_SESSION;
 
 	if (!ev->kernel || ev->group != PS_ETW_GROUP_POOL || ev->type < PS_ETW_POOL_ALLOC ||
-	    ev->type > PS_ETW_POOL_FREE_SESSION ||
-	    ev->payload_len < 8 + 2 * p + (session ? 4 : 0))
+	    ev->type > PS_ETW_POOL_FREE_SESSION || ev->payload_len < pool_need(ev))
 		return;
-	ps_kmap_prefetch(&c->livemap, ps_rdptr(ev->payload + 8 + p, p),
-			 session ? ps_rd32(ev->payload + 8 + 2 * p) : NOSESSION);
+	ps_kmap_prefetch(&c->livemap, pool_entry(ev), pool_session(ev));
 }
 
 int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert_opts *o,
