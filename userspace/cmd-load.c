@@ -43,6 +43,8 @@ static void usage(FILE *f)
 "  -s, --size SIZE      use only the first SIZE bytes of the file (default: all)\n"
 "  -e, --engine E       local engine: uring or pread (default uring when available)\n"
 "      --direct         O_DIRECT (local)\n"
+"      --rate IOPS      offer at most IOPS IOs a second in all (paced per outstanding IO;\n"
+"                       default: as fast as the target answers)\n"
 "      --timeout T      SMB connect/IO timeout (default 10s)\n"
 "      --seed N         offset seed (default: from the clock)\n"
 "      --inject KIND[:N]\n"
@@ -66,7 +68,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_RANDOM = 256, OPT_SEQ, OPT_READ, OPT_WRITE, OPT_MIX, OPT_SWEEP, OPT_STEP, OPT_DIRECT,
-	OPT_TIMEOUT, OPT_SEED, OPT_TRACE, OPT_FORCE, OPT_QUIET, OPT_INJECT,
+	OPT_TIMEOUT, OPT_SEED, OPT_TRACE, OPT_FORCE, OPT_QUIET, OPT_INJECT, OPT_RATE,
 };
 
 static int bad(const char *what, const char *val, const char *expected)
@@ -94,6 +96,7 @@ static int cmd_load(int argc, char **argv)
 		{ "sweep", required_argument, NULL, OPT_SWEEP },
 		{ "step", required_argument, NULL, OPT_STEP },
 		{ "direct", no_argument, NULL, OPT_DIRECT },
+		{ "rate", required_argument, NULL, OPT_RATE },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "inject", required_argument, NULL, OPT_INJECT },
@@ -208,6 +211,13 @@ static int cmd_load(int argc, char **argv)
 				goto out;
 			}
 			o->timeout_ms = (unsigned)(v / 1000000);
+			break;
+		case OPT_RATE:
+			if (ps_parse_uint(optarg, 1, 100000000u, &u)) {
+				rc = bad("--rate", optarg, "expected IOs a second, 1..100000000");
+				goto out;
+			}
+			o->rate = u;
 			break;
 		case OPT_SEED:
 			if (ps_parse_uint(optarg, 0, 0xffffffffu, &u)) {

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # `poolscope load --inject KIND[:N]` up to the point where it would start: every malformed value
-# gives one line on stderr naming the option and what was expected, nothing on stdout, exit 2;
-# a fault given twice and faults on a local target are refused the same way (before the file is
-# opened); -h lists the option with the kinds and their defaults; and the line announcing the
-# faults comes before anything else, --quiet or not (here on a loopback port nothing listens
-# on, so the run fails right after it). No root; the live test (tests/live/load_inject.sh)
-# checks what the faults do to a server.
+# (of --rate too) gives one line on stderr naming the option and what was expected, nothing on
+# stdout, exit 2; a fault given twice and faults on a local target are refused the same way
+# (before the file is opened); -h lists the option with the kinds and their defaults; and the
+# line announcing the faults comes before anything else, --quiet or not (here on a loopback port
+# nothing listens on, so the run fails right after it). No root; the live test
+# (tests/live/load_inject.sh) checks what the faults do to a server.
 set -u
 cd "${PS_SRCDIR:-$(dirname "$0")/../..}" || exit 1
 . tests/cli/lib/fixtures.sh cliinject
@@ -59,6 +59,14 @@ touch -d @1000000000 "$d/local.bin"
 fails local-handle-leak 2 "$E 'handle-leak': $smbonly" "$d/local.bin" --inject handle-leak
 fails local-net-stall 2 "$E 'net-stall': $smbonly" "$d/local.bin" --inject net-stall:10
 fails local-missing 2 "$E 'handle-leak': $smbonly" "$d/missing.bin" --inject handle-leak
+# --rate, refused before anything starts
+R="poolscope load: --rate"
+rr="expected IOs a second, 1..100000000"
+fails rate-zero 2 "$R '0': $rr" "$url" --rate 0
+fails rate-word 2 "$R 'fast': $rr" "$url" --rate fast
+fails rate-negative 2 "$R '-5': $rr" "$url" --rate -5
+fails rate-huge 2 "$R '100000001': $rr" "$url" --rate 100000001
+fails rate-unit 2 "$R '10k': $rr" "$url" --rate 10k
 if [ "$(stat -c %X.%Y "$d/local.bin")" = 1000000000.1000000000 ]; then
 	echo "ok local-untouched"
 else

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Local `poolscope load`: io_uring and pread engines keep QD in flight and report consistent
-# numbers; --trace writes one workload row per second; a short file and a missing file give
-# one clear line.
+# numbers; --trace writes one workload row per second; --rate paces them; a short file and a
+# missing file give one clear line.
 set -u
 d=$(mktemp -d /tmp/ps-loadlocal.XXXXXX)
 trap 'rm -rf "$d"' EXIT
@@ -16,7 +16,7 @@ for eng in uring pread; do
 	get() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$res"; }
 	awk -v i="$(get iops)" 'BEGIN{exit !(i > 10000)}' || fail "$eng IOPS $(get iops)"
 	[ "$(get errors)" = 0 ] || fail "$eng errors"
-	[ "$(get qd_total)" = 16 ] || fail "qd_total"
+	[ "$(get qd_total)" = 16 ] && [ "$(get inflight_max)" = 16 ] || fail "qd_total $(get qd_total), inflight_max $(get inflight_max)"
 	rows=$(sqlite3 "$d/$eng.db" 'select count(*) from workload') || fail "workload table"
 	[ "$rows" -ge 3 ] || fail "$rows workload rows"
 	tot=$(sqlite3 "$d/$eng.db" 'select sum(ios) from workload')
@@ -60,6 +60,33 @@ echo "ramp: $res"
 awk '/ramp$/ && ($6 ~ /s$/ && $6 !~ /[mu]s$/) {slow=1} END {exit !slow}' "$d/out" ||
 	fail "ramp: no ramp row shows the 1.5 s stop"
 awk -v m="$(get max_us)" 'BEGIN{exit !(m < 1000000)}' || fail "ramp: summary max $(get max_us) us includes the ramp"
+# --rate: each engine offers 3000 IOPS and does them, evenly over the seconds (each second's rate
+# within 10%), and says so; the whole machine's CPU per IO is in the result; a rate the engine
+# cannot reach is said not reached; with a period longer than the run (1 IOPS over 16 slots)
+# the run still ends on time.
+for eng in uring pread; do
+	"$POOLSCOPE" load "$d/f.bin" --engine $eng --bs 8k --qd 4 --workers 2 --ramp 1 --duration 3 \
+		--rate 3000 > "$d/out" 2>&1 || fail "rate $eng exited $?"
+	res=$(grep '^result:' "$d/out") || fail "rate $eng: no result"
+	echo "rate $eng: $res"
+	get() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$res"; }
+	awk -v i="$(get iops)" 'BEGIN{exit !(i >= 2940 && i <= 3030)}' || fail "rate $eng: $(get iops) IOPS for 3000"
+	[ "$(get rate)" = 3000 ] && grep -q '^  offered 3000 IOPS: reached$' "$d/out" || fail "rate $eng: not said reached"
+	awk '/^ +[0-9.]+s / && !/ramp$/ {n++; if ($2 < 2700 || $2 > 3300) bad++} END {exit !(n >= 3 && !bad)}' \
+		"$d/out" || fail "rate $eng: a second off 3000 by more than 10%"
+	awk -v c="$(get cpu_us_per_io)" -v b="$(get cpu_busy_pct)" 'BEGIN{exit !(c > 0 && b > 0 && b <= 100)}' ||
+		fail "rate $eng: cpu_us_per_io '$(get cpu_us_per_io)', cpu_busy_pct '$(get cpu_busy_pct)'"
+done
+"$POOLSCOPE" load "$d/f.bin" --engine pread --qd 2 --duration 2 --rate 100000000 > "$d/out" 2>&1 ||
+	fail "rate unreachable: exited $?"
+grep -q '^  offered 100000000 IOPS: NOT reached (the target could not keep up)$' "$d/out" ||
+	fail "rate unreachable: not said"
+t0=$(date +%s%N)
+"$POOLSCOPE" load "$d/f.bin" --engine uring --qd 16 --duration 2 --rate 1 --quiet > "$d/out" 2>&1 ||
+	fail "rate 1: exited $?"
+t=$((($(date +%s%N) - t0) / 1000000))
+[ "$t" -lt 5000 ] || fail "rate 1: a 2 s run took $t ms"
+echo "ok: --rate (a 2 s run at 1 IOPS took $t ms)"
 "$POOLSCOPE" load "$d/f.bin" --sweep "64k:rr,8k:oltp" --step 1 --quiet > "$d/out" 2>&1 || fail "sweep"
 [ "$(grep -c '^result:' "$d/out")" = 2 ] || fail "sweep results"
 grep -q 'read_pct=70' "$d/out" || fail "oltp step"

@@ -14,6 +14,8 @@
 #include <time.h>
 
 #define FLUSH_NS 5000000ull
+/* --rate: how far behind a slot may fall and still catch up */
+#define PACE_BACKLOG_NS 1000000000ull
 
 uint64_t ps_load_now_ns(void)
 {
@@ -91,4 +93,45 @@ bool ps_load_wait_go(const struct ps_load_ctl *ctl)
 	while ((go = __atomic_load_n(&ctl->go, __ATOMIC_ACQUIRE)) == PS_LOAD_GO_WAIT)
 		nanosleep(&ts, NULL);
 	return go == PS_LOAD_GO_RUN;
+}
+
+void ps_load_pace_init(struct ps_load_pace *p, const struct ps_load_job *j, uint64_t now_ns)
+{
+	unsigned n = j->ctl->nslots ? j->ctl->nslots : 1;
+
+	p->period_ns = j->o->rate ? (uint64_t)n * 1000000000ull / j->o->rate : 0;
+	if (!p->period_ns && j->o->rate)
+		p->period_ns = 1;
+	p->next_ns = now_ns + p->period_ns / n * j->slot;
+}
+
+uint64_t ps_load_pace_due(struct ps_load_pace *p, uint64_t now_ns)
+{
+	if (!p->period_ns)
+		return 0;
+	if (p->next_ns > now_ns)
+		return p->next_ns - now_ns;
+	if (now_ns - p->next_ns > (p->period_ns > PACE_BACKLOG_NS ? p->period_ns : PACE_BACKLOG_NS))
+		p->next_ns = now_ns;
+	p->next_ns += p->period_ns;
+	return 0;
+}
+
+bool ps_load_pace_wait(struct ps_load_pace *p, const struct ps_load_ctl *ctl)
+{
+	for (;;) {
+		uint64_t d = ps_load_pace_due(p, ps_load_now_ns());
+		struct timespec ts;
+
+		if (!d)
+			return true;
+		if (!ps_load_running(ctl))
+			return false;
+		/* in steps, so that a stop is seen within 50 ms whatever the period */
+		if (d > 50000000ull)
+			d = 50000000ull;
+		ts.tv_sec = (time_t)(d / 1000000000ull);
+		ts.tv_nsec = (long)(d % 1000000000ull);
+		nanosleep(&ts, NULL);
+	}
 }

@@ -64,6 +64,7 @@ struct ps_load_opts {
 	int nsteps;
 	struct ps_load_pattern steps[PS_LOAD_MAX_STEPS];
 	unsigned timeout_ms;		/* SMB connect/IO timeout */
+	uint64_t rate;			/* --rate: IOs a second offered in all (0: unpaced) */
 	uint64_t seed;
 	const char *trace_path;
 	bool trace_force;
@@ -130,6 +131,24 @@ void ps_load_record(struct ps_load_ctl *ctl, struct ps_load_batch *b, uint64_t l
 void ps_load_flush(struct ps_load_ctl *ctl, struct ps_load_batch *b, uint64_t now_ns);
 void ps_load_slot_fail(struct ps_load_slot *s, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * --rate: each slot issues its IOs on a schedule of its own, its share of the rate, the slots'
+ * schedules spread over one period so that they do not issue together. After a stall a slot
+ * catches up, one IO in flight at a time as ever, so that a short hiccup does not lower the
+ * rate; one more than a second (or a period) behind, the target cannot keep up, and the slot
+ * starts again from now instead. The offered rate is a ceiling, and the summary says when it
+ * was not reached.
+ */
+struct ps_load_job;
+struct ps_load_pace {
+	uint64_t next_ns, period_ns;	/* period 0: unpaced */
+};
+void ps_load_pace_init(struct ps_load_pace *p, const struct ps_load_job *j, uint64_t now_ns);
+/* Sleeps until the next IO is due (false if the run stopped meanwhile) and books it. */
+bool ps_load_pace_wait(struct ps_load_pace *p, const struct ps_load_ctl *ctl);
+/* Books the next IO and returns how long until it is due (0: now), without sleeping. */
+uint64_t ps_load_pace_due(struct ps_load_pace *p, uint64_t now_ns);
+
 /* Waits (spinning politely) until the parent says go; false when told to stop instead. */
 bool ps_load_wait_go(const struct ps_load_ctl *ctl);
 static inline bool ps_load_running(const struct ps_load_ctl *ctl)

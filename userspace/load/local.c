@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <liburing.h>
 
@@ -70,6 +71,7 @@ int ps_load_pread_slot(const struct ps_load_job *j)
 {
 	struct ps_load_slot *slot = &j->ctl->slots[j->slot];
 	struct ps_load_batch b = { 0 };
+	struct ps_load_pace pace;
 	struct ps_offset_gen g;
 	uint64_t rnd = j->seed ^ 0x5bd1e995ull;
 	bool writes = j->pat->read_pct < 100;
@@ -90,7 +92,8 @@ int ps_load_pread_slot(const struct ps_load_job *j)
 	__atomic_store_n(&slot->state, PS_SLOT_READY, __ATOMIC_RELEASE);
 	if (ps_load_wait_go(j->ctl)) {
 		b.last_flush_ns = ps_load_now_ns();
-		while (ps_load_running(j->ctl)) {
+		ps_load_pace_init(&pace, j, b.last_flush_ns);
+		while (ps_load_running(j->ctl) && ps_load_pace_wait(&pace, j->ctl)) {
 			uint64_t off = ps_offset_next(&g), t0, t1;
 			bool is_read = !writes || (ps_rand64(&rnd) % 100) < j->pat->read_pct;
 			ssize_t n;
@@ -151,12 +154,16 @@ int ps_load_uring_slot(const struct ps_load_job *j)
 	uint64_t rnd = j->seed ^ 0x5bd1e995ull;
 	struct uring_io *ios = NULL;
 	struct io_uring ring;
-	unsigned qd = j->depth, inflight = 0, i;
+	struct ps_load_pace pace;
+	unsigned qd = j->depth, inflight = 0, nfree = 0, *freel = NULL, i;
 	int fd = -1, ret, rc = 1;
 
 	ios = calloc(qd, sizeof(*ios));
-	if (!ios) {
+	freel = calloc(qd, sizeof(*freel));
+	if (!ios || !freel) {
 		ps_load_slot_fail(slot, -ENOMEM, "out of memory");
+		free(ios);
+		free(freel);
 		return 1;
 	}
 	for (i = 0; i < qd; i++) {
@@ -185,18 +192,47 @@ int ps_load_uring_slot(const struct ps_load_job *j)
 		goto out_ring;
 	}
 	b.last_flush_ns = ps_load_now_ns();
+	ps_load_pace_init(&pace, j, b.last_flush_ns);
+	/* the IOs not in flight; unpaced, each is sent again as soon as it completes */
 	for (i = 0; i < qd; i++)
-		uring_prep(&ring, &ios[i], i, fd, j, &g, &rnd);
-	io_uring_submit(&ring);
-	inflight = qd;
-	__atomic_store_n(&slot->inflight, inflight, __ATOMIC_RELAXED);
-	while (inflight) {
-		struct io_uring_cqe *cqe;
-		unsigned head, seen = 0, resub = 0;
+		freel[nfree++] = qd - 1 - i;
+	for (;;) {
 		bool run = ps_load_running(j->ctl);
-		uint64_t now;
+		uint64_t now = ps_load_now_ns(), wait_ns = 0;
+		struct io_uring_cqe *cqe;
+		unsigned head, seen = 0, sub = 0;
 
-		ret = io_uring_wait_cqe(&ring, &cqe);
+		while (run && nfree && !(wait_ns = ps_load_pace_due(&pace, now))) {
+			uring_prep(&ring, &ios[freel[nfree - 1]], freel[nfree - 1], fd, j, &g, &rnd);
+			nfree--;
+			sub++;
+		}
+		if (sub) {
+			io_uring_submit(&ring);
+			inflight += sub;
+		}
+		/* after the IOs are sent again, not when they are reaped, as the other engines */
+		__atomic_store_n(&slot->inflight, inflight, __ATOMIC_RELAXED);
+		if (!inflight && !run)
+			break;
+		if (!inflight || (nfree && wait_ns)) {
+			/* paced: wait for a completion or the next IO's turn, whichever is first */
+			struct __kernel_timespec ts;
+
+			if (wait_ns > 50000000ull)
+				wait_ns = 50000000ull;
+			ts.tv_sec = (long long)(wait_ns / 1000000000ull);
+			ts.tv_nsec = (long long)(wait_ns % 1000000000ull);
+			if (!inflight) {
+				nanosleep(&(struct timespec){ (time_t)ts.tv_sec, (long)ts.tv_nsec }, NULL);
+				continue;
+			}
+			ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+			if (ret == -ETIME)
+				continue;
+		} else {
+			ret = io_uring_wait_cqe(&ring, &cqe);
+		}
 		if (ret == -EINTR)
 			continue;
 		if (ret < 0) {
@@ -209,18 +245,13 @@ int ps_load_uring_slot(const struct ps_load_job *j)
 
 			ps_load_record(j->ctl, &b, now - ios[idx].t0, cqe->res > 0 ? (uint64_t)cqe->res : 0,
 				       cqe->res == (int)j->pat->bs, now);
+			freel[nfree++] = idx;
 			seen++;
-			if (run) {
-				uring_prep(&ring, &ios[idx], idx, fd, j, &g, &rnd);
-				resub++;
-			}
 		}
 		io_uring_cq_advance(&ring, seen);
-		inflight = inflight - seen + resub;
-		if (resub)
-			io_uring_submit(&ring);
-		__atomic_store_n(&slot->inflight, inflight, __ATOMIC_RELAXED);
+		inflight -= seen;
 	}
+	__atomic_store_n(&slot->inflight, 0, __ATOMIC_RELAXED);
 	ps_load_flush(j->ctl, &b, ps_load_now_ns());
 	rc = 0;
 out_ring:
@@ -231,5 +262,6 @@ out_free:
 	for (i = 0; i < qd; i++)
 		free(ios[i].buf);
 	free(ios);
+	free(freel);
 	return rc;
 }

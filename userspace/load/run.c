@@ -244,8 +244,34 @@ struct step_result {
 	double iops, iops_median, mbps, inflight_mean;
 	uint64_t ios, errors, p50, p99, p999, max, inflight_max;
 	double seconds;
+	double cpu_busy_s, cpu_total_s;	/* whole machine over the measured part; total 0: unknown */
 	bool interrupted;
 };
+
+/*
+ * CPU time of the whole machine from /proc/stat's "cpu" line, in seconds: busy (user, nice,
+ * system, irq, softirq) and all of it (busy, idle, iowait, steal). Whole machine, not this
+ * process: the IO's cost is also the server's, the network stack's and, under `record`, the
+ * recorder's. Steal is not busy: in a VM it is time the host gave to others. Returns -errno.
+ */
+static int cpu_times(double *busy, double *total)
+{
+	unsigned long long v[8] = { 0 };
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/stat", "re");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 7 || hz <= 0)
+		return -EINVAL;
+	*busy = (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / (double)hz;
+	*total = *busy + (double)(v[3] + v[4] + v[7]) / (double)hz;
+	return 0;
+}
 
 struct run_state {
 	struct ps_load_opts *o;
@@ -293,7 +319,8 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 	double *secs_iops = NULL, inflight_sum = 0;
 	size_t nsecs = 0, secs_cap;
 	uint64_t inflight_n = 0, inflight_max = 0, run_max = 0, t_base;
-	bool in_ramp = o->ramp_ns != 0;
+	bool in_ramp = o->ramp_ns != 0, cpu_ok = false;
+	double cpu_b0 = 0, cpu_t0 = 0;
 	pid_t *pids;
 	char pdesc[64];
 	int ret = 0;
@@ -396,6 +423,7 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 	base_ios = prev_ios; base_bytes = prev_bytes; base_err = prev_err;
 	memcpy(base_hist, prev_hist, sizeof(wl->lat_hist));
 	t_base = t_start;
+	cpu_ok = !cpu_times(&cpu_b0, &cpu_t0);
 	next_tick = t_start + TICK_NS;
 	next_sec = t_start + SEC_NS;
 	last_report = t_start;
@@ -471,6 +499,7 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 				for (i = 0; i < PS_LAT_BUCKETS; i++)
 					base_hist[i] = prev_hist[i];
 				t_base = now;
+				cpu_ok = !cpu_times(&cpu_b0, &cpu_t0);
 				in_ramp = false;
 			} else if (!in_ramp && nsecs < secs_cap && secs > 0.5) {
 				secs_iops[nsecs++] = w.ios / secs;
@@ -495,6 +524,12 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 	res->interrupted = stop_signal != 0;
 	{
 		uint64_t now = ps_load_now_ns();
+		double cb, ct;
+
+		if (cpu_ok && !cpu_times(&cb, &ct) && ct > cpu_t0) {
+			res->cpu_busy_s = cb - cpu_b0;
+			res->cpu_total_s = ct - cpu_t0;
+		}
 		for (i = 0; i < PS_LAT_BUCKETS; i++)
 			cur_hist[i] = prev_hist[i] - base_hist[i];
 		res->seconds = ((now < t_end ? now : t_end) - t_base) / 1e9;
@@ -540,15 +575,24 @@ static void print_result(const struct ps_load_opts *o, int stepno, const struct 
 	       (unsigned long long)r->errors);
 	printf("  latency p50 %s, p99 %s, p99.9 %s, max %s; in flight mean %.1f, max %llu of %u\n",
 	       p50, p99, p999, mx, r->inflight_mean, (unsigned long long)r->inflight_max, qd_total);
+	if (r->cpu_total_s > 0)
+		printf("  CPU of the whole machine: %.1f%% busy, %.1f us per IO\n",
+		       100 * r->cpu_busy_s / r->cpu_total_s, r->ios ? r->cpu_busy_s * 1e6 / r->ios : 0);
+	if (o->rate)
+		printf("  offered %llu IOPS: %s\n", (unsigned long long)o->rate,
+		       r->iops >= 0.98 * o->rate ? "reached"
+						 : "NOT reached (the target could not keep up)");
 	printf("result: step=%d bs=%llu read_pct=%u random=%d qd=%u workers=%u seconds=%.2f "
 	       "ios=%llu iops=%.0f iops_median=%.0f mbps=%.2f p50_us=%.1f p99_us=%.1f "
 	       "p999_us=%.1f max_us=%.1f errors=%llu inflight_mean=%.2f inflight_max=%llu "
-	       "qd_total=%u\n",
+	       "qd_total=%u rate=%llu cpu_busy_pct=%.2f cpu_us_per_io=%.3f\n",
 	       stepno + 1, (unsigned long long)o->steps[stepno].bs, o->steps[stepno].read_pct,
 	       o->steps[stepno].random, o->qd, o->workers, r->seconds, (unsigned long long)r->ios,
 	       r->iops, r->iops_median, r->mbps, r->p50 / 1e3, r->p99 / 1e3, r->p999 / 1e3,
 	       r->max / 1e3, (unsigned long long)r->errors, r->inflight_mean,
-	       (unsigned long long)r->inflight_max, qd_total);
+	       (unsigned long long)r->inflight_max, qd_total, (unsigned long long)o->rate,
+	       r->cpu_total_s > 0 ? 100 * r->cpu_busy_s / r->cpu_total_s : 0,
+	       r->ios && r->cpu_total_s > 0 ? r->cpu_busy_s * 1e6 / r->ios : 0);
 }
 
 int ps_load_run(struct ps_load_opts *o)

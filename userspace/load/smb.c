@@ -210,6 +210,7 @@ int ps_load_smb_slot(const struct ps_load_job *j)
 	const struct ps_load_opts *o = j->o;
 	struct ps_load_slot *slot = &j->ctl->slots[j->slot];
 	struct ps_load_batch b = { 0 };
+	struct ps_load_pace pace;
 	struct ps_offset_gen g;
 	uint64_t rnd = j->seed ^ 0x5bd1e995ull;
 	SMBCCTX *ctx;
@@ -250,7 +251,8 @@ int ps_load_smb_slot(const struct ps_load_job *j)
 	if (!ps_load_wait_go(j->ctl))
 		goto out;
 	b.last_flush_ns = ps_load_now_ns();
-	while (ps_load_running(j->ctl)) {
+	ps_load_pace_init(&pace, j, b.last_flush_ns);
+	while (ps_load_running(j->ctl) && ps_load_pace_wait(&pace, j->ctl)) {
 		uint64_t off = ps_offset_next(&g), t0, t1;
 		bool is_read = !writes || (ps_rand64(&rnd) % 100) < j->pat->read_pct;
 		ssize_t n;
