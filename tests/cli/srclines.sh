@@ -218,6 +218,18 @@ for dmg in "line = -4" "line = 0" "file = ''" "file = NULL"; do
 	[ $rc = 1 ] && grep -q "dmg.db: srclines" r.err && ok "damaged-lines $dmg" ||
 		bad "damaged-lines $dmg" "exit $rc, $(cat r.err)"
 done
+# a table made by hand without its key, two lines for one return address: refused, not chance
+cp own.db dup.db && sqlite3 dup.db "ALTER TABLE srclines RENAME TO s0;
+	CREATE TABLE srclines(module TEXT NOT NULL, sym TEXT NOT NULL, off INTEGER NOT NULL,
+		file TEXT NOT NULL, line INTEGER NOT NULL, func TEXT, caller TEXT, call_file TEXT,
+		call_line INTEGER NOT NULL DEFAULT 0);
+	INSERT INTO srclines SELECT * FROM s0;
+	INSERT INTO srclines(module, sym, off, file, line) SELECT module, sym, off, 'other.c', 5 FROM s0;
+	DROP TABLE s0"
+"$P" report dup.db > r.out 2> r.err
+rc=$?
+[ $rc = 1 ] && grep -qx "poolscope report: dup.db: srclines, module 'ksmbd' sym 'smb2_read' off $((off[smb2_read])): 2 rows for one return address, expected one (the table's key is module, sym, off)" r.err &&
+	ok duplicate-lines || bad duplicate-lines "exit $rc, $(cat r.err)"
 cp linux.db old.db && sqlite3 old.db "DROP TABLE srclines"
 "$P" report old.db > /dev/null 2> r.err && ok trace-without-table ||
 	bad trace-without-table "$(cat r.err)"

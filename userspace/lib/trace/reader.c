@@ -274,6 +274,34 @@ static bool has_srclines(sqlite3 *db)
 	return found;
 }
 
+/*
+ * The table's primary key makes a return address's line unique; a table made by hand without
+ * it may hold two, and which one a frame got would be chance. Refused, naming the first.
+ */
+static int srclines_unique(struct loader *L)
+{
+	sqlite3_stmt *s;
+	int rc, e = 0;
+
+	rc = sqlite3_prepare_v2(L->db, "SELECT module, sym, off, count(*) FROM srclines"
+				" GROUP BY module, sym, off HAVING count(*) > 1 LIMIT 1", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return sql_fail(L, rc, "srclines");
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		snprintf(L->err, L->errlen, "%s: srclines, module '%s' sym '%s' off %lld: %d rows "
+			 "for one return address, expected one (the table's key is module, sym, off)",
+			 L->path, (const char *)sqlite3_column_text(s, 0) ?: "",
+			 (const char *)sqlite3_column_text(s, 1) ?: "",
+			 (long long)sqlite3_column_int64(s, 2), sqlite3_column_int(s, 3));
+		e = -PS_ERR__CORRUPT;
+	} else if (rc != SQLITE_DONE) {
+		e = sql_fail(L, rc, "srclines");
+	}
+	sqlite3_finalize(s);
+	return e;
+}
+
 static int count_rows(struct loader *L, const char *sql, int64_t *out)
 {
 	sqlite3_stmt *s;
@@ -801,8 +829,9 @@ int ps_run_load_points(struct ps_run **out, const char *path, uint32_t max_point
 		e = each_row(&L, "SELECT stack, depth, addr, sym, off, module FROM frames"
 			     " ORDER BY stack, depth", "frames", 2, frame_row);
 	if (!e && has_srclines(L.db))
-		e = each_row(&L, "SELECT module, sym, off, file, line, func, caller, call_file,"
-			     " call_line FROM srclines", "srclines", 3, src_row);
+		e = srclines_unique(&L) ?: each_row(&L, "SELECT module, sym, off, file, line, func,"
+						   " caller, call_file, call_line FROM srclines",
+						   "srclines", 3, src_row);
 	if (e)
 		goto out;
 	ps_run_link_srcs(L.r);
