@@ -59,6 +59,20 @@ struct walk {
 	char problem0[400];
 };
 
+/* What identifies the events handed out, in their order: their place, header and bytes. */
+static uint64_t event_hash(uint64_t h, const struct ps_etl_event *ev)
+{
+	uint64_t v[5] = { (uint64_t)ev->ts, ev->cpu | (uint64_t)ev->type << 16 |
+			  (uint64_t)ev->group << 24 | (uint64_t)ev->size << 32,
+			  ev->file_off, ev->buf_index | (uint64_t)ev->payload_len << 32, 0 };
+
+	for (uint32_t i = 0; i < ev->size; i++)
+		v[4] = v[4] * 131 + ev->raw[i];
+	for (unsigned i = 0; i < 5; i++)
+		h = (h ^ v[i]) * 0x100000001b3ull;
+	return h;
+}
+
 static int count_event(void *arg, const struct ps_etl_event *ev)
 {
 	(void)ev;
@@ -103,23 +117,62 @@ out:
 	unsetenv("POOLSCOPE_ETL_THREADS");
 }
 
+/*
+ * The same file in time order with the read-ahead helper (POOLSCOPE_ETL_THREADS=1, on files of
+ * any size): the same events in the same order, statistics and every problem text must read
+ * exactly as the merge's own reading of the buffers in e (the walk made without it).
+ */
+static void check_ahead(int fd, struct ps_etl *e, uint64_t hash, const char *what)
+{
+	struct ps_etl_event ev;
+	struct ps_etl *s;
+	uint64_t h = 0;
+	char err[512];
+
+	setenv("POOLSCOPE_ETL_THREADS", "1", 1);
+	if (!ASSERT_OK(ps_etl_open_fd(&s, fd, "t.etl", PS_ETL_ORDERED, err, sizeof(err)), what))
+		goto out;
+	while (ps_etl_next(s, &ev) > 0)
+		h = event_hash(h, &ev);
+	const struct ps_etl_stats *a = ps_etl_stats(e), *b = ps_etl_stats(s);
+	ASSERT_EQ(h, hash, what);
+	ASSERT_EQ(b->events, a->events, what);
+	ASSERT_EQ(b->buffers, a->buffers, what);
+	ASSERT_EQ(b->compressed, a->compressed, what);
+	ASSERT_EQ(b->data_bytes, a->data_bytes, what);
+	ASSERT_EQ(b->bytes_read, a->bytes_read, what);
+	ASSERT_EQ(b->truncated, a->truncated, what);
+	ASSERT_EQ(b->problems, a->problems, what);
+	for (unsigned i = 0; ps_etl_problem(e, i) || ps_etl_problem(s, i); i++)
+		ASSERT_STREQ(ps_etl_problem(s, i) ? ps_etl_problem(s, i) : "(none)",
+			     ps_etl_problem(e, i) ? ps_etl_problem(e, i) : "(none)", what);
+	ps_etl_close(s);
+out:
+	unsetenv("POOLSCOPE_ETL_THREADS");
+}
+
 static struct walk walk_fd(int fd, unsigned flags)
 {
 	struct walk w = { 0 };
 	struct ps_etl *e;
 	struct ps_etl_event ev;
+	uint64_t h = 0;
 
+	setenv("POOLSCOPE_ETL_THREADS", "0", 1);
 	w.open_rc = ps_etl_open_fd(&e, fd, "t.etl", flags, w.err, sizeof(w.err));
+	unsetenv("POOLSCOPE_ETL_THREADS");
 	if (w.open_rc < 0)
 		return w;
 	while (ps_etl_next(e, &ev) > 0)
-		;
+		h = event_hash(h, &ev);
 	w.events = ps_etl_stats(e)->events;
 	w.problems = ps_etl_stats(e)->problems;
 	if (ps_etl_problem(e, 0))
 		ps_strlcpy(w.problem0, ps_etl_problem(e, 0), sizeof(w.problem0));
 	if (!(flags & PS_ETL_ORDERED))
 		check_scan(fd, e, "scan reads as the walk");
+	else
+		check_ahead(fd, e, h, "read-ahead reads as the merge alone");
 	ps_etl_close(e);
 	return w;
 }

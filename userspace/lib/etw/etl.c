@@ -145,6 +145,7 @@ void ps_etl_close(struct ps_etl *e)
 {
 	if (!e)
 		return;
+	ps_etl__merge_close(e);	/* first: its helper reads through e->fd */
 	if (e->own_fd && e->fd >= 0)
 		close(e->fd);
 	free(e->cur.mem);

@@ -92,6 +92,7 @@ struct ps_etl {
 	uint32_t ncpus;
 	void (*peek)(void *arg, const struct ps_etl_event *ev);
 	void *peek_arg;
+	struct readahead *ra;		/* ordered, large files: the helper loading next buffers */
 };
 
 /* --- etl.c: statistics and problems -------------------------------------------------------- */
@@ -185,5 +186,7 @@ int ps_etl__read_header(struct ps_etl *e, char *err, size_t errlen);
 int ps_etl__merge_open(struct ps_etl *e);
 /* ps_etl_next() in time order: 1 and *ev, 0 at the end, -ENOMEM. */
 int ps_etl__merge_next(struct ps_etl *e, struct ps_etl_event *ev);
+/* Stops the read-ahead helper (if any) and frees what it holds; ps_etl_close() calls it. */
+void ps_etl__merge_close(struct ps_etl *e);
 
 #endif
