@@ -276,11 +276,16 @@ static int module_load(struct ps_srcmap *m, struct srcmod *sm)
 		}
 	}
 	for (int rank = 0; rank < 3; rank++)
-		for (size_t i = 0; i < m->nfiles; i++)
-			if (!strcmp(m->files[i].name, sm->name) &&
-			    file_rank(m->files[i].path) == rank &&
-			    !mod_load(sm, m->files[i].path, NULL, err, sizeof(err)))
-				return 0;
+		for (size_t i = 0; i < m->nfiles; i++) {
+			int r;
+
+			if (strcmp(m->files[i].name, sm->name) || file_rank(m->files[i].path) != rank)
+				continue;
+			r = mod_load(sm, m->files[i].path, NULL, err, sizeof(err));
+			/* a file that does not load is skipped for the next; memory is not */
+			if (!r || r == -ENOMEM)
+				return r;
+		}
 	return -ENOENT;
 }
 

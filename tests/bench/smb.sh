@@ -100,7 +100,8 @@ hz=$(getconf CLK_TCK)
 # window: the busy CPUs (0..nproc) over WIN seconds
 window() { local a b t0 t1; a=$(busy); t0=$(date +%s%N); sleep "$WIN"; b=$(busy); t1=$(date +%s%N)
 	awk -v a="$a" -v b="$b" -v hz="$hz" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.4f", (b - a) / hz / ((t1 - t0) / 1e9) }'; }
-total=$((PAIRS * (2 * WIN + 8) + 30))
+# longer than the pairs can take: the part stops the load itself
+total=$((PAIRS * (2 * WIN + 60) + 60))
 $PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" --bs 8k --qd 16 --workers 2 \
 	--duration "$total" --ramp 2 --rate "$RATE" > "$PS_SMB_DIR/cpuio.load" 2>&1 &
 lp=$!
@@ -115,10 +116,12 @@ for r in $(seq "$PAIRS"); do
 			rm -f "$PS_SMB_DIR/w.db"*
 			"$P" record -o "$PS_SMB_DIR/w.db" -q --duration $((WIN + 30)) > "$PS_SMB_DIR/w.log" 2>&1 &
 			rp=$!
+			started=
 			for _ in $(seq 100); do
-				[ -s "$PS_SMB_DIR/w.db" ] && [ "$(sqlite3 "$PS_SMB_DIR/w.db" 'SELECT count(*) FROM intervals' 2> /dev/null)" -gt 0 ] 2> /dev/null && break
+				[ -s "$PS_SMB_DIR/w.db" ] && [ "$(sqlite3 "$PS_SMB_DIR/w.db" 'SELECT count(*) FROM intervals' 2> /dev/null)" -gt 0 ] 2> /dev/null && started=1 && break
 				sleep 0.1
 			done
+			[ -n "$started" ] || { kill -INT $rp; cat "$PS_SMB_DIR/w.log"; die "the recorder wrote no interval in 10 s in pair $r"; }
 			sleep 1; w=$(window)
 			kill -INT $rp; wait $rp || { cat "$PS_SMB_DIR/w.log"; die "the recorder failed in pair $r"; }
 		fi
@@ -136,7 +139,7 @@ awk -v r="$RATE" -v w="$WIN" '/^ +[0-9.]+s / && !/ramp$/ { x[++n] = $2 }
 	END {
 		for (i = w; i <= n; i++) {
 			s = 0; for (j = i - w + 1; j <= i; j++) s += x[j]
-			m++; if (s < 0.98 * r * w || s > 1.02 * r * w) { off++; if (s / w < lo || !lo) lo = s / w }
+			m++; if (s < 0.98 * r * w || s > 1.02 * r * w) { off++; if (s < 0.98 * r * w && (s / w < lo || !lo)) lo = s / w }
 		}
 		printf "  the load: %d seconds at %d IOPS; of its %d runs of %d seconds, %d more than 2%% off%s\n",
 			n, r, m, w, off, off ? sprintf(" (lowest %.0f IOPS)", lo) : ""

@@ -200,7 +200,7 @@ int ps_load_uring_slot(const struct ps_load_job *j)
 		bool run = ps_load_running(j->ctl);
 		uint64_t now = ps_load_now_ns(), wait_ns = 0;
 		struct io_uring_cqe *cqe;
-		unsigned head, seen = 0, sub = 0;
+		unsigned head, seen = 0, done = 0, sub = 0;
 
 		while (run && nfree && !(wait_ns = ps_load_pace_due(&pace, now))) {
 			uring_prep(&ring, &ios[freel[nfree - 1]], freel[nfree - 1], fd, j, &g, &rnd);
@@ -243,13 +243,19 @@ int ps_load_uring_slot(const struct ps_load_job *j)
 		io_uring_for_each_cqe(&ring, head, cqe) {
 			unsigned idx = (unsigned)io_uring_cqe_get_data64(cqe);
 
+			/* not one of ours: liburing's own timeout where the kernel lacks EXT_ARG */
+			if (idx >= qd) {
+				seen++;
+				continue;
+			}
 			ps_load_record(j->ctl, &b, now - ios[idx].t0, cqe->res > 0 ? (uint64_t)cqe->res : 0,
 				       cqe->res == (int)j->pat->bs, now);
 			freel[nfree++] = idx;
 			seen++;
+			done++;
 		}
 		io_uring_cq_advance(&ring, seen);
-		inflight -= seen;
+		inflight -= done;
 	}
 	__atomic_store_n(&slot->inflight, 0, __ATOMIC_RELAXED);
 	ps_load_flush(j->ctl, &b, ps_load_now_ns());

@@ -320,7 +320,7 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 	size_t nsecs = 0, secs_cap;
 	uint64_t inflight_n = 0, inflight_max = 0, run_max = 0, t_base;
 	bool in_ramp = o->ramp_ns != 0, cpu_ok = false;
-	double cpu_b0 = 0, cpu_t0 = 0;
+	double cpu_b0 = 0, cpu_t0 = 0, cpu_b1 = 0, cpu_t1 = 0;
 	pid_t *pids;
 	char pdesc[64];
 	int ret = 0;
@@ -515,6 +515,9 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 				fflush(stdout);
 			}
 			last_report = now;
+			/* the CPU to the row, as the IOs: an interrupted step ends at its last row */
+			if (cpu_ok && !in_ramp && cpu_times(&cpu_b1, &cpu_t1))
+				cpu_ok = false;
 			while (next_sec < now + SEC_NS / 2)
 				next_sec += SEC_NS;
 		}
@@ -523,16 +526,19 @@ static int run_step(struct run_state *rs, int stepno, struct step_result *res, c
 	}
 	res->interrupted = stop_signal != 0;
 	{
-		uint64_t now = ps_load_now_ns();
-		double cb, ct;
+		/*
+		 * The counts go to the last row: a step interrupted between two rows ends at the
+		 * last one (its time, IOs and CPU), or its rates would come out low.
+		 */
+		uint64_t end = res->interrupted ? last_report : t_end;
 
-		if (cpu_ok && !cpu_times(&cb, &ct) && ct > cpu_t0) {
-			res->cpu_busy_s = cb - cpu_b0;
-			res->cpu_total_s = ct - cpu_t0;
+		if (cpu_ok && cpu_t1 > cpu_t0) {
+			res->cpu_busy_s = cpu_b1 - cpu_b0;
+			res->cpu_total_s = cpu_t1 - cpu_t0;
 		}
 		for (i = 0; i < PS_LAT_BUCKETS; i++)
 			cur_hist[i] = prev_hist[i] - base_hist[i];
-		res->seconds = ((now < t_end ? now : t_end) - t_base) / 1e9;
+		res->seconds = (end > t_base ? end - t_base : 0) / 1e9;
 		res->ios = prev_ios - base_ios;
 		res->errors = prev_err - base_err;
 		res->iops = res->seconds > 0 ? res->ios / res->seconds : 0;

@@ -316,12 +316,13 @@ static int write_srclines(struct rec *r, char *err, size_t errlen)
 	if (!e && ps_srcmap_vmlinux(r->srcmap))
 		e = ps_trace_set_meta(r->t, PS_META_SRCLINES, ps_srcmap_vmlinux(r->srcmap));
 	if (e) {
+		/* the lookups' own failure (memory) sets no message on the trace */
+		const char *why = e == -ENOMEM ? strerror(ENOMEM) : ps_trace_errmsg(r->t);
+
 		if (err)
-			snprintf(err, errlen, "%s: source lines: %s", r->o->out,
-				 ps_trace_errmsg(r->t));
+			snprintf(err, errlen, "%s: source lines: %s", r->o->out, why);
 		else
-			fprintf(stderr, "poolscope record: %s: source lines: %s\n", r->o->out,
-				ps_trace_errmsg(r->t));
+			fprintf(stderr, "poolscope record: %s: source lines: %s\n", r->o->out, why);
 		return e;
 	}
 	if (!r->o->quiet)
