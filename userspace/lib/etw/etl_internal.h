@@ -175,6 +175,11 @@ cursor_next(struct ps_etl *e, struct acct *a, struct cursor *c, struct ps_etl_ev
 	return true;
 }
 
+/* --- etl_scan.c ---------------------------------------------------------------------------- */
+
+/* How many helper threads reading e may use (ps_etl_scan(), and the merge's read-ahead). */
+long ps_etl__helpers(const struct ps_etl *e);
+
 /* --- etl_header.c -------------------------------------------------------------------------- */
 
 /* Reads and checks the header buffer into e->hdr. 0, or a negative code with err filled. */

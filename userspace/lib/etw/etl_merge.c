@@ -11,7 +11,7 @@
  * A buffer whose ProcessorIndex is MAX_CPUS or more is skipped and reported. Memory is one buffer
  * per processor and the index, never the file.
  *
- * Read-ahead: in a compressed file of RA_MIN_FILE or more, one helper thread reads and
+ * Read-ahead: in a compressed file of 1 MiB or more, one helper thread reads and
  * decompresses each processor's next buffer while the merge walks its current one, so that the
  * XPRESS decoding leaves the thread that hands out the events. Memory is then two buffers per
  * processor. The merge takes a buffer from the helper when it needs it, in the same order as it
@@ -26,8 +26,6 @@
 #include "userspace/lib/etw/etl_internal.h"
 
 #define MAX_CPUS 4096
-/* Smaller files are read by the merge alone: a thread start costs more there. */
-#define RA_MIN_FILE (1u << 20)
 
 enum { RA_IDLE, RA_QUEUED, RA_READY };
 
@@ -92,31 +90,16 @@ static void ra_free(struct ps_etl *e)
 }
 
 /*
- * Starts the helper where most buffers are compressed; without it (small file, buffers that
- * are only read, no memory, no thread) the merge reads alone. Reading an uncompressed buffer
- * is a copy from the page cache, less than handing it over between threads costs.
- * POOLSCOPE_ETL_THREADS (etl_scan.c) decides instead when set: 0 none, more one helper on any
- * file (the tests use it on small files).
+ * Starts the helper where a helper thread may be used (ps_etl__helpers(): a compressed file of
+ * 1 MiB or more, or POOLSCOPE_ETL_THREADS) and some processor has a buffer after its first;
+ * without it (no memory, no thread) the merge reads alone.
  */
 static void ra_start(struct ps_etl *e)
 {
-	const char *env = getenv("POOLSCOPE_ETL_THREADS");
 	struct readahead *ra;
-	uint32_t ncomp = 0;
 
-	if (!e->ncpus || !e->nrefs)
+	if (ps_etl__helpers(e) <= 0 || e->nrefs <= e->ncpus)
 		return;
-	if (env && *env) {
-		if (strtol(env, NULL, 10) <= 0)
-			return;
-	} else {
-		if (e->st.file_size < RA_MIN_FILE || e->nrefs <= e->ncpus)
-			return;
-		for (uint32_t i = 0; i < e->nrefs; i++)
-			ncomp += !!(e->refs[i].flag & PS_ETL_BUF_COMPRESSED);
-		if (ncomp < e->nrefs / 2)
-			return;
-	}
 	ra = calloc(1, sizeof(*ra));
 	if (!ra)
 		return;

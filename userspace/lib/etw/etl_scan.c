@@ -216,19 +216,26 @@ static void scan_start_helpers(struct scan *s, unsigned helpers)
 /*
  * Helper threads: one less than the processors online for compressed files of 1 MiB or more.
  * Not for small files, where starting a thread costs more than it saves, nor for uncompressed
- * ones, whose buffers are walked so quickly that the threads made `etl info` slower.
- * POOLSCOPE_ETL_THREADS=N sets N for any file (0 = none; the tests use it on small files). At
- * most MAX_HELPERS and nargs - 1.
+ * ones, whose buffers are walked so quickly that the threads made `etl info` slower (and whose
+ * reading is a page-cache copy, less than handing a buffer between threads costs).
+ * POOLSCOPE_ETL_THREADS=N sets N for any file (0 = none; the tests use it on small files).
  */
-static unsigned scan_helpers(const struct ps_etl *e, unsigned nargs)
+long ps_etl__helpers(const struct ps_etl *e)
 {
 	const char *env = getenv("POOLSCOPE_ETL_THREADS");
-	long n = sysconf(_SC_NPROCESSORS_ONLN) - 1;
 
 	if (env && *env)
-		n = strtol(env, NULL, 10);
-	else if (e->st.file_size < SCAN_MIN_FILE || !(e->hdr.log_file_mode & PS_ETL_MODE_COMPRESSED))
-		n = 0;
+		return strtol(env, NULL, 10);
+	if (e->st.file_size < SCAN_MIN_FILE || !(e->hdr.log_file_mode & PS_ETL_MODE_COMPRESSED))
+		return 0;
+	return sysconf(_SC_NPROCESSORS_ONLN) - 1;
+}
+
+/* ps_etl__helpers(), at most MAX_HELPERS and nargs - 1 */
+static unsigned scan_helpers(const struct ps_etl *e, unsigned nargs)
+{
+	long n = ps_etl__helpers(e);
+
 	if (n > MAX_HELPERS)
 		n = MAX_HELPERS;
 	if (n > (long)nargs - 1)
