@@ -90,6 +90,13 @@ static int tty_setup(void)
 	if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &t))
 		return -errno;
 	tty_raw = true;
+	/*
+	 * A terminal's stdout is line-buffered: each frame would go out a line at a time, and a
+	 * terminal that draws between two of them shows the screen just cleared and half written
+	 * (tests/cli/top.sh once read an empty table that way). Fully buffered, the fflush() after
+	 * each frame sends all of it in one write.
+	 */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	fputs("\033[?1049h\033[?25l", stdout);
 	return 0;
 }
