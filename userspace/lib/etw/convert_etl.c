@@ -61,6 +61,13 @@ static int advance(struct conv *c, struct ps_etl *e, int64_t rel, const struct p
 					   "twice the run the header gives");
 		return 0;
 	}
+	/* most events fall in the current interval: no division for them */
+	uint64_t next;
+	if (!__builtin_mul_overflow(c->cur_idx + 1, iv, &next) && (uint64_t)rel < next) {
+		if (rel > c->last_rel)
+			c->last_rel = rel;
+		return 0;
+	}
 	idx = (uint64_t)rel / iv;
 	if (idx >= PS_TRACE_MAX_INTERVALS || idx >= (uint64_t)PS_TRACE_TIME_MAX / iv) {
 		c->bad_ts++;
