@@ -581,9 +581,18 @@ static void print_result(const struct ps_load_opts *o, int stepno, const struct 
 	       (unsigned long long)r->errors);
 	printf("  latency p50 %s, p99 %s, p99.9 %s, max %s; in flight mean %.1f, max %llu of %u\n",
 	       p50, p99, p999, mx, r->inflight_mean, (unsigned long long)r->inflight_max, qd_total);
-	if (r->cpu_total_s > 0)
-		printf("  CPU of the whole machine: %.1f%% busy, %.1f us per IO\n",
-		       100 * r->cpu_busy_s / r->cpu_total_s, r->ios ? r->cpu_busy_s * 1e6 / r->ios : 0);
+	/* a figure that was not measured is "-", never a number */
+	char busy[32] = "-", perio[32] = "-";
+	if (r->cpu_total_s > 0) {
+		snprintf(busy, sizeof(busy), "%.2f", 100 * r->cpu_busy_s / r->cpu_total_s);
+		if (r->ios)
+			snprintf(perio, sizeof(perio), "%.3f", r->cpu_busy_s * 1e6 / r->ios);
+		printf("  CPU of the whole machine: %.1f%% busy, ", 100 * r->cpu_busy_s / r->cpu_total_s);
+		if (r->ios)
+			printf("%.1f us per IO\n", r->cpu_busy_s * 1e6 / r->ios);
+		else
+			printf("no IO to share it\n");
+	}
 	if (o->rate)
 		printf("  offered %llu IOPS: %s\n", (unsigned long long)o->rate,
 		       r->iops >= 0.98 * o->rate ? "reached"
@@ -591,14 +600,13 @@ static void print_result(const struct ps_load_opts *o, int stepno, const struct 
 	printf("result: step=%d bs=%llu read_pct=%u random=%d qd=%u workers=%u seconds=%.2f "
 	       "ios=%llu iops=%.0f iops_median=%.0f mbps=%.2f p50_us=%.1f p99_us=%.1f "
 	       "p999_us=%.1f max_us=%.1f errors=%llu inflight_mean=%.2f inflight_max=%llu "
-	       "qd_total=%u rate=%llu cpu_busy_pct=%.2f cpu_us_per_io=%.3f\n",
+	       "qd_total=%u rate=%llu cpu_busy_pct=%s cpu_us_per_io=%s\n",
 	       stepno + 1, (unsigned long long)o->steps[stepno].bs, o->steps[stepno].read_pct,
 	       o->steps[stepno].random, o->qd, o->workers, r->seconds, (unsigned long long)r->ios,
 	       r->iops, r->iops_median, r->mbps, r->p50 / 1e3, r->p99 / 1e3, r->p999 / 1e3,
 	       r->max / 1e3, (unsigned long long)r->errors, r->inflight_mean,
-	       (unsigned long long)r->inflight_max, qd_total, (unsigned long long)o->rate,
-	       r->cpu_total_s > 0 ? 100 * r->cpu_busy_s / r->cpu_total_s : 0,
-	       r->ios && r->cpu_total_s > 0 ? r->cpu_busy_s * 1e6 / r->ios : 0);
+	       (unsigned long long)r->inflight_max, qd_total, (unsigned long long)o->rate, busy,
+	       perio);
 }
 
 int ps_load_run(struct ps_load_opts *o)
