@@ -119,7 +119,7 @@ LDLIBS_TFS  := $(shell pkg-config --libs libtracecmd libtracefs libtraceevent 2>
 		 echo -ltracecmd -ltracefs -ltraceevent)
 CFLAGS += $(shell pkg-config --cflags smbclient 2>/dev/null)
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Werror=undef \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror -Werror=undef \
 	-Ibpf -Ibpf/vmlinux/$(ARCH) -I$(O)
 
 # --- sources ------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ const volatile __u32 site_bits = 4;		/* sample 1 in 2^site_bits addresses */
 const volatile __u32 stack_sample = 64;		/* stack on 1 in N sampled slab allocs; 0 off */
 const volatile __u32 page_shift = 12;
 const volatile __u32 class_slot_bits = PS_CLASS_SLOT_BITS;	/* slots = 2^bits (map size) */
+const volatile __u32 ptr_bucket_bits = 16;	/* pointer buckets = 2^bits (map size) */
 const volatile __u32 thread_size = 16384;	/* THREAD_SIZE of this kernel (task stack size) */
 /*
  * Kernels before 6.13 have no bpf_get_kmem_cache(): kmalloc classes are then keyed by size and
@@ -88,11 +89,19 @@ struct {
 	__type(value, struct ps_tag_val);
 } tags SEC(".maps");
 
+/*
+ * The tracked objects: an array of buckets of PS_PTR_WAYS slots (address, value), each address
+ * with two candidate buckets. A hash map would take a bucket lock, a hash of the key and a
+ * free-list operation on every sampled allocation and free; here a slot is found by scanning
+ * one or two cache lines of addresses and claimed with one compare-and-swap. Events of one
+ * address never run concurrently (its free event ends before the allocator can hand it out
+ * again), so a claimed slot has a single writer; other CPUs only ever claim empty slots.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 262144);
-	__type(key, __u64);
-	__type(value, struct ps_ptr_val);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 16);		/* resized to 2^ptr_bucket_bits */
+	__type(key, __u32);
+	__type(value, struct ps_ptr_bucket);
 } ptrs SEC(".maps");
 
 struct {
@@ -314,16 +323,6 @@ static __always_inline struct ps_class_val *class_get(__u64 cls, const struct km
 	return class_new(cls, s);
 }
 
-static __always_inline struct ps_class_val *class_find(__u64 cls)
-{
-	__u32 idx = class_slot(cls);
-	struct ps_class_slot *sl = bpf_map_lookup_elem(&class_slots, &idx);
-
-	if (sl && sl->cls == cls)
-		return &sl->v;
-	return bpf_map_lookup_elem(&classes, &cls);
-}
-
 static __always_inline struct ps_class_val *page_class(__u32 order)
 {
 	__u64 cls = PS_CLASS_PAGE_BASE + (order < PS_MAX_ORDER ? order : PS_MAX_ORDER);
@@ -408,6 +407,131 @@ static __always_inline void tag_free(const struct ps_ptr_val *pv, bool implicit)
 		stack_free(&pv->tag, pv->stackid, pv->bytes);
 }
 
+/* Bucket k (0 or 1) of an address: hashes independent of each other and of addr_sampled()'s. */
+static __always_inline __u32 ptr_bucket_idx(__u64 addr, int k)
+{
+	__u64 h = (addr ^ (addr >> 31)) * (k ? 0xC2B2AE3D27D4EB4Full : 0xFF51AFD7ED558CCDull);
+
+	return ptr_bucket_bits ? (__u32)(h >> (64 - ptr_bucket_bits)) : 0;
+}
+
+/*
+ * The slot functions are global: the verifier checks each once, and to their callers their
+ * result is one unknown number, not a path per way and bucket (which, inlined into every
+ * program, took it past its instruction limit). A slot number is bucket * PS_PTR_WAYS + way.
+ */
+
+/* The slot that holds addr, or -1. */
+__noinline long ptr_locate(__u64 addr)
+{
+	for (int k = 0; k < 2; k++) {
+		__u32 idx = ptr_bucket_idx(addr, k);
+		struct ps_ptr_bucket *b = bpf_map_lookup_elem(&ptrs, &idx);
+
+		if (!b)
+			return -1;
+		for (int i = 0; i < PS_PTR_WAYS; i++)
+			if (b->addr[i] == addr)
+				return (long)idx * PS_PTR_WAYS + i;
+	}
+	return -1;
+}
+
+/* ptr_scan()'s result when the bucket holds the address: its slot in the low bits. */
+#define PS_PTR_FOUND (1l << 40)
+
+/*
+ * Bucket idx, looked over once: PS_PTR_FOUND | slot when it holds addr, else its number of
+ * empty slots (global too: a branch a way, verified once).
+ */
+__noinline long ptr_scan(__u32 idx, __u64 addr)
+{
+	struct ps_ptr_bucket *b = bpf_map_lookup_elem(&ptrs, &idx);
+	long n = 0;
+
+	if (!b)
+		return 0;
+	for (int i = 0; i < PS_PTR_WAYS; i++) {
+		if (b->addr[i] == addr)
+			return PS_PTR_FOUND | ((long)idx * PS_PTR_WAYS + i);
+		n += b->addr[i] == 0;
+	}
+	return n;
+}
+
+/*
+ * The slot for a new object at addr: PS_PTR_FOUND | slot when addr is still tracked (freed
+ * on a path no event reports), else a claimed empty slot of the emptier of its two buckets
+ * (then of the other); -1 when both are full.
+ */
+__noinline long ptr_claim(__u64 addr)
+{
+	__u32 idx0 = ptr_bucket_idx(addr, 0), idx1 = ptr_bucket_idx(addr, 1), t;
+	struct ps_ptr_bucket *b;
+	long n0, n1;
+
+	n0 = ptr_scan(idx0, addr);
+	if (n0 & PS_PTR_FOUND)
+		return n0;
+	n1 = ptr_scan(idx1, addr);
+	if (n1 & PS_PTR_FOUND)
+		return n1;
+	if (n1 > n0) {
+		t = idx0;
+		idx0 = idx1;
+		idx1 = t;
+	}
+	for (int k = 0; k < 2; k++) {
+		__u32 idx = k ? idx1 : idx0;
+
+		b = bpf_map_lookup_elem(&ptrs, &idx);
+		if (!b)
+			return -1;
+		for (int i = 0; i < PS_PTR_WAYS; i++)
+			if (!b->addr[i] && __sync_val_compare_and_swap(&b->addr[i], 0, addr) == 0)
+				return (long)idx * PS_PTR_WAYS + i;
+	}
+	return -1;
+}
+
+/* The value of a slot (and its address word), or NULL. */
+static __always_inline struct ps_ptr_val *ptr_slot(long slot, __u64 **addrp)
+{
+	__u32 idx = (__u64)slot / PS_PTR_WAYS, w = slot & (PS_PTR_WAYS - 1);
+	struct ps_ptr_bucket *b;
+
+	if (slot < 0)
+		return NULL;
+	b = bpf_map_lookup_elem(&ptrs, &idx);
+	if (!b)
+		return NULL;
+	*addrp = &b->addr[w];
+	return &b->val[w];
+}
+
+/*
+ * Stores pv for addr: in the slot that still holds addr (its old object was freed on an
+ * untraced path: charged as an implicit free), else in a free slot. -1 when both buckets are full.
+ */
+static __always_inline int ptr_put(__u64 addr, const struct ps_ptr_val *pv)
+{
+	long slot = ptr_claim(addr);
+	struct ps_ptr_val *v;
+	__u64 *ap;
+
+	v = ptr_slot(slot & ~PS_PTR_FOUND, &ap);
+	if (!v)
+		return -1;
+	if (slot & PS_PTR_FOUND) {
+		struct ps_ptr_val copy = *v;
+
+		tag_free(&copy, true);
+		count(PS_C_IMPLICIT_FREES);
+	}
+	*v = *pv;
+	return 0;
+}
+
 /*
  * The slow path: a sampled (or always-tracked) allocation; pv has tag cls/site/kind and bytes.
  * Returns 1 when the pointer map holds the object, 0 when not (the recorder's own, or the map
@@ -418,7 +542,6 @@ static __always_inline void tag_free(const struct ps_ptr_val *pv, bool implicit)
 static __noinline int track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
 {
 	struct ps_ptr_val pv = *pv_in;
-	struct ps_ptr_val *old;
 	struct ps_tag_val *tv;
 	__u64 bytes = pv.bytes;
 	long err;
@@ -440,20 +563,7 @@ static __noinline int track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
 	if (pv.tag.kind != PS_K_PAGE && stack_sample && bpf_get_prandom_u32() % stack_sample == 0)
 		pv.stackid = take_stack(ctx);
 
-	err = bpf_map_update_elem(&ptrs, &addr, &pv, BPF_NOEXIST);
-	if (err == -EEXIST) {
-		/* The old object was freed on an untraced path (bulk, RCU sheaves). */
-		old = bpf_map_lookup_elem(&ptrs, &addr);
-		if (old) {
-			struct ps_ptr_val copy = *old;
-
-			tag_free(&copy, true);
-			count(PS_C_IMPLICIT_FREES);
-		}
-		err = bpf_map_update_elem(&ptrs, &addr, &pv, BPF_ANY);
-		if (err)	/* its free is charged already: never charge it twice */
-			bpf_map_delete_elem(&ptrs, &addr);
-	}
+	err = ptr_put(addr, &pv);
 	if (err) {
 		count(PS_C_DROP_PTR_FULL);
 		return 0;
@@ -480,12 +590,15 @@ static __noinline int track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
  */
 static __always_inline bool take_ptr(__u64 addr, struct ps_ptr_val *out)
 {
-	struct ps_ptr_val *pv = bpf_map_lookup_elem(&ptrs, &addr);
+	struct ps_ptr_val *pv;
+	__u64 *ap;
 
+	pv = ptr_slot(ptr_locate(addr), &ap);
 	if (!pv)
 		return false;
 	*out = *pv;
-	bpf_map_delete_elem(&ptrs, &addr);
+	/* Releases the slot after the copy: the exchange orders it after the reads. */
+	__sync_lock_test_and_set(ap, 0);
 	tag_free(out, false);
 	return true;
 }
@@ -538,7 +651,7 @@ static __noinline void untrack_class(__u64 addr)
 		return;
 	}
 	count(PS_C_SAMPLED_FREES);
-	class_free(class_find(copy.tag.cls), copy.bytes);
+	class_free(class_get(copy.tag.cls, NULL), copy.bytes);
 }
 
 /* Free of an object with a known, fixed size (slab object, page); sampled: its decision. */
@@ -548,10 +661,12 @@ static __always_inline void free_sized(__u64 addr, __u64 cls, const struct kmem_
 	struct ps_class_val *cv;
 
 	if (filter_on) {
-		/* Only frees of objects the filter let in are counted. */
-		cv = class_find(cls);
+		/*
+		 * Only frees of objects the filter let in are counted. The class may so far be
+		 * in the slots of other CPUs only: class_get(), not a lookup that could miss it.
+		 */
 		if (untrack(addr, NULL, 0))
-			class_free(cv, bytes);
+			class_free(class_get(cls, s), bytes);
 		return;
 	}
 	cv = class_get(cls, s);
@@ -662,13 +777,19 @@ int BPF_PROG(kfree, unsigned long call_site, const void *ptr)
 		return 0;
 	}
 	/* Not a slab object: a large kmalloc, tracked exactly when allocated while recording. */
-	cv = filter_on ? class_find(PS_CLASS_KMALLOC_LARGE) :
-			 class_get(PS_CLASS_KMALLOC_LARGE, NULL);
-	bytes = untrack(addr, filter_on ? NULL : cv, 0);
+	if (filter_on) {
+		bytes = untrack(addr, NULL, 0);
+		if (bytes)
+			class_free(class_get(PS_CLASS_KMALLOC_LARGE, NULL), bytes);
+		else
+			count(PS_C_NO_KMEM_CACHE);
+		return 0;
+	}
+	cv = class_get(PS_CLASS_KMALLOC_LARGE, NULL);
+	bytes = untrack(addr, cv, 0);
 	if (!bytes)
 		count(PS_C_NO_KMEM_CACHE);
-	if (bytes || !filter_on)
-		class_free(cv, bytes);
+	class_free(cv, bytes);
 	return 0;
 }
 
@@ -746,10 +867,14 @@ int BPF_PROG(percpu_free_percpu, void *base_addr, int off, void *ptr)
 	count(PS_C_EV_PERCPU_FREE);
 	if (!ptr)
 		return 0;
-	cv = filter_on ? class_find(PS_CLASS_PERCPU) :
-			 class_get(PS_CLASS_PERCPU, NULL);
-	bytes = untrack((__u64)ptr, filter_on ? NULL : cv, 0);
-	if (bytes || !filter_on)
-		class_free(cv, bytes);
+	if (filter_on) {
+		bytes = untrack((__u64)ptr, NULL, 0);
+		if (bytes)
+			class_free(class_get(PS_CLASS_PERCPU, NULL), bytes);
+		return 0;
+	}
+	cv = class_get(PS_CLASS_PERCPU, NULL);
+	bytes = untrack((__u64)ptr, cv, 0);
+	class_free(cv, bytes);
 	return 0;
 }

@@ -156,6 +156,14 @@ struct ps_ptr_val {
 };
 _Static_assert(sizeof(struct ps_ptr_val) == 40, "ps_ptr_val layout");
 
+/* A bucket of the pointer table: PS_PTR_WAYS slots; address 0 is an empty slot. */
+#define PS_PTR_WAYS 8
+struct ps_ptr_bucket {
+	__u64 addr[PS_PTR_WAYS];
+	struct ps_ptr_val val[PS_PTR_WAYS];
+};
+_Static_assert(sizeof(struct ps_ptr_bucket) == 384, "ps_ptr_bucket layout");
+
 struct ps_stack_key {
 	struct ps_tag_key tag;
 	__s32 stackid;

@@ -9,7 +9,8 @@
 # tracefs (every event into the ring buffers; the recorder reads them on another CPU). The loop is pinned to CPU 1,
 # the recorder's own work (1 s polls) runs elsewhere. Prints ns/iteration per run, medians,
 # tracepoint hits per iteration (from the recorder's event counters), ns/event added over no
-# probe, and the ratio recorder/empty of the added cost (target <= 1.5).
+# probe, and the ratio recorder/empty of the added cost (target <= 1.5). PS_BENCH_RECORD_ARGS:
+# more options for the recorder's configuration (--site-sample 65536: its every-event path alone).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/bench/record_common.sh.inc
@@ -17,7 +18,11 @@ ROUNDS=${PS_BENCH_ROUNDS:-9}
 ITERS_PATH=${PS_BENCH_ITERS_PATH:-1500000}
 ITERS_UNIX=${PS_BENCH_ITERS:-400000}
 tmp=$(mktemp -d /tmp/ps-bench-cost.XXXXXX)
-trap 'kill ${REC:-} 2>/dev/null; rm -rf "$tmp"' EXIT
+# Program run-time statistics add two clock reads to every run of every program: off for the
+# rounds (whatever the machine had), restored at exit.
+prev=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'sysctl -q kernel.bpf_stats_enabled=$prev; kill ${REC:-} 2>/dev/null; rm -rf "$tmp"' EXIT
+sysctl -q kernel.bpf_stats_enabled=0
 pin=""
 command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ] && pin="taskset -c 1"
 EVQ="SELECT coalesce(sum(value),0) FROM counters WHERE name IN ('events.kmalloc','events.kfree','events.kmem_cache_alloc','events.kmem_cache_free','events.mm_page_alloc','events.mm_page_free')"
@@ -28,7 +33,8 @@ run_empty() { rec_start "$tmp/e.db" --empty-probes --interval 10s; loop >> "$tmp
 run_tfs() { rec_start "$tmp/t.db" --backend tracefs --interval 10s; loop >> "$tmp/tfs"; rec_stop; }
 run_rec() {
 	local ev0 ev1
-	rec_start "$tmp/r.db" --interval 10s
+	# shellcheck disable=SC2086
+	rec_start "$tmp/r.db" --interval 10s ${PS_BENCH_RECORD_ARGS:-}
 	ev0=$(sqlite3 "$tmp/r.db" "$EVQ AND interval = 0")
 	loop >> "$tmp/rec"
 	rec_stop
@@ -39,7 +45,7 @@ run_rec() {
 for DRIVER in path unix; do
 	ITERS=$ITERS_PATH
 	[ $DRIVER = unix ] && ITERS=$ITERS_UNIX
-	echo "--- driver $DRIVER: kmloop $ITERS iterations, $ROUNDS rounds, ${pin:-unpinned}; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "--- driver $DRIVER: kmloop $ITERS iterations, $ROUNDS rounds, ${pin:-unpinned}; record ${PS_BENCH_RECORD_ARGS:-at defaults}; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 	: > "$tmp/none"; : > "$tmp/empty"; : > "$tmp/rec"; : > "$tmp/epi"; : > "$tmp/tfs"
 	orders=("none empty rec tfs" "empty rec tfs none" "rec tfs none empty" "tfs none empty rec")
 	for r in $(seq 1 "$ROUNDS"); do
@@ -68,8 +74,6 @@ DRIVER=unix ITERS=$ITERS_UNIX
 # what each program's body costs per invocation, empty vs recorder. The stats add their own
 # clock reads to both, so compare the difference; dispatch (what the empty program's added
 # cost above mostly is) is not included here.
-prev=$(sysctl -n kernel.bpf_stats_enabled)
-trap 'sysctl -q kernel.bpf_stats_enabled=$prev; kill ${REC:-} 2>/dev/null; rm -rf "$tmp"' EXIT
 sysctl -q kernel.bpf_stats_enabled=1
 stats() {
 	bpftool prog show -j | python3 -c '
@@ -86,10 +90,11 @@ for p in json.load(sys.stdin):
 for r in 1 2 3; do
 	rec_start "$tmp/e.db" --empty-probes --interval 10s; loop >/dev/null
 	stats e_cache_alloc,e_cache_free,e_kmalloc,e_kfree >> "$tmp/se"; rec_stop
-	rec_start "$tmp/r.db" --interval 10s; loop >/dev/null
+	# shellcheck disable=SC2086
+	rec_start "$tmp/r.db" --interval 10s ${PS_BENCH_RECORD_ARGS:-}; loop >/dev/null
 	stats kmem_cache_alloc,kmem_cache_free,kmalloc,kfree >> "$tmp/sr"; rec_stop
 done
-sysctl -q kernel.bpf_stats_enabled=$prev
+sysctl -q kernel.bpf_stats_enabled=0
 echo "program body ns/run (bpf_stats, median of 3 runs):"
 for pair in kmem_cache_alloc:e_cache_alloc kmem_cache_free:e_cache_free kmalloc:e_kmalloc kfree:e_kfree; do
 	p=${pair%%:*}

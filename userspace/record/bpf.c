@@ -168,12 +168,23 @@ static int set_rodata(struct rec *r, const struct btf *btf)
 	return 0;
 }
 
+/* The pointer table holds buckets of PS_PTR_WAYS slots, a power of two of them. */
+static uint32_t ptr_slots(uint32_t want)
+{
+	uint32_t n = PS_PTR_WAYS;
+
+	while (n < want && n < (1u << 30))
+		n <<= 1;
+	return n;
+}
+
 static void set_map_sizes(struct rec *r)
 {
 	const struct ps_record_opts *o = r->o;
 
 	bpf_map__set_max_entries(r->skel->maps.tags, o->map_tags);
-	bpf_map__set_max_entries(r->skel->maps.ptrs, r->map_ptrs);
+	bpf_map__set_max_entries(r->skel->maps.ptrs, r->map_ptrs / PS_PTR_WAYS);
+	r->skel->rodata->ptr_bucket_bits = __builtin_ctz(r->map_ptrs / PS_PTR_WAYS);
 	bpf_map__set_max_entries(r->skel->maps.stacks, o->map_stacks);
 	bpf_map__set_max_entries(r->skel->maps.stack_counts, o->map_stack_counts);
 	bpf_map__set_max_entries(r->skel->maps.classes, o->map_classes);
@@ -258,7 +269,7 @@ int rec_bpf_load(struct rec *r)
 		fprintf(stderr, "poolscope record: warning: this kernel has no bpf_get_kmem_cache() "
 			"kfunc (6.13+): kmalloc classes are keyed by size and every kmalloc object is "
 			"tracked in the pointer map (exact, costlier)\n");
-	r->map_ptrs = o->map_ptrs ? o->map_ptrs : r->no_kfunc ? 1048576 : 262144;
+	r->map_ptrs = ptr_slots(o->map_ptrs ? o->map_ptrs : r->no_kfunc ? 2097152 : 524288);
 	r->skel = kmem_bpf__open();
 	if (!r->skel) {
 		btf__free(btf);
