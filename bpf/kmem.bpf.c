@@ -421,22 +421,6 @@ static __always_inline __u32 ptr_bucket_idx(__u64 addr, int k)
  * program, took it past its instruction limit). A slot number is bucket * PS_PTR_WAYS + way.
  */
 
-/* The slot that holds addr, or -1. */
-__noinline long ptr_locate(__u64 addr)
-{
-	for (int k = 0; k < 2; k++) {
-		__u32 idx = ptr_bucket_idx(addr, k);
-		struct ps_ptr_bucket *b = bpf_map_lookup_elem(&ptrs, &idx);
-
-		if (!b)
-			return -1;
-		for (int i = 0; i < PS_PTR_WAYS; i++)
-			if (b->addr[i] == addr)
-				return (long)idx * PS_PTR_WAYS + i;
-	}
-	return -1;
-}
-
 /* ptr_scan()'s result when the bucket holds the address: its slot in the low bits. */
 #define PS_PTR_FOUND (1l << 40)
 
@@ -457,6 +441,16 @@ __noinline long ptr_scan(__u32 idx, __u64 addr)
 		n += b->addr[i] == 0;
 	}
 	return n;
+}
+
+/* The slot that holds addr, or -1. */
+__noinline long ptr_locate(__u64 addr)
+{
+	long s = ptr_scan(ptr_bucket_idx(addr, 0), addr);
+
+	if (!(s & PS_PTR_FOUND))
+		s = ptr_scan(ptr_bucket_idx(addr, 1), addr);
+	return s & PS_PTR_FOUND ? s & ~PS_PTR_FOUND : -1;
 }
 
 /*
@@ -494,7 +488,7 @@ __noinline long ptr_claim(__u64 addr)
 	return -1;
 }
 
-/* The value of a slot (and its address word), or NULL. */
+/* The value of a slot (and, when addrp is given, its address word), or NULL. */
 static __always_inline struct ps_ptr_val *ptr_slot(long slot, __u64 **addrp)
 {
 	__u32 idx = (__u64)slot / PS_PTR_WAYS, w = slot & (PS_PTR_WAYS - 1);
@@ -505,7 +499,8 @@ static __always_inline struct ps_ptr_val *ptr_slot(long slot, __u64 **addrp)
 	b = bpf_map_lookup_elem(&ptrs, &idx);
 	if (!b)
 		return NULL;
-	*addrp = &b->addr[w];
+	if (addrp)
+		*addrp = &b->addr[w];
 	return &b->val[w];
 }
 
@@ -517,9 +512,8 @@ static __always_inline int ptr_put(__u64 addr, const struct ps_ptr_val *pv)
 {
 	long slot = ptr_claim(addr);
 	struct ps_ptr_val *v;
-	__u64 *ap;
 
-	v = ptr_slot(slot & ~PS_PTR_FOUND, &ap);
+	v = ptr_slot(slot & ~PS_PTR_FOUND, NULL);
 	if (!v)
 		return -1;
 	if (slot & PS_PTR_FOUND) {
