@@ -61,6 +61,20 @@ esac
 sites=$(sqlite3 "$T/k.db" "SELECT count(*) FROM tags WHERE kind = 'page' AND site_sym IS NOT NULL")
 [ "$sites" -gt 0 ] || fail "no page tag has a call site (the captured stacks)"
 echo "ok: $sites page tags with call sites from the captured stacks"
+# Short intervals put boundaries between a page's allocation and the stack event that follows
+# it: the allocation must stay counted once (no tag goes below zero in any interval, the class
+# totals are the same), and the trace must read.
+"$POOLSCOPE" convert "$T/k.dat" -o "$T/k100.db" --interval 100us > "$T/conv100.log" 2>&1 ||
+	fail "convert --interval 100us: $(cat "$T/conv100.log")"
+"$POOLSCOPE" report "$T/k100.db" --from 0 --format json > "$T/r100.json" 2> "$T/r100.err" ||
+	fail "report of the 100 us trace: $(cat "$T/r100.err")"
+q="SELECT count(*) || ' ' || coalesce(sum(allocs), 0) FROM samples"
+read -r rows allocs < <(sqlite3 "$T/k100.db" "$q")
+read -r rows1 allocs1 < <(sqlite3 "$T/k.db" "$q")
+[ "$allocs" = "$allocs1" ] || fail "100 us intervals: $allocs tag allocations, $allocs1 at 1 s"
+neg=$(sqlite3 "$T/k100.db" "SELECT count(*) FROM samples WHERE allocs < 0 OR frees < 0")
+[ "$neg" = 0 ] || fail "100 us intervals: $neg samples below zero"
+echo "ok: 100 us intervals: $rows samples ($rows1 at 1 s), $allocs tag allocations as at 1 s, none below zero"
 head -c 1000 "$T/k.dat" > "$T/cut.dat"
 out=$("$POOLSCOPE" convert "$T/cut.dat" -o "$T/cut.db" 2>&1)
 [ $? = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && [ ! -e "$T/cut.db" ] || fail "a cut trace.dat: $out"

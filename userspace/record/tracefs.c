@@ -697,6 +697,12 @@ int rec_tracefs_poll(struct rec *r)
 
 	if (e)
 		return e;
+	/*
+	 * A page whose stack event has not come yet stays in its tag without a stack: once this
+	 * snapshot holds its allocation there, moving it would take it out of an interval that
+	 * is already written (its tag's allocations in the next one below zero).
+	 */
+	memset(t->pend_obj, 0, t->ncpus * sizeof(*t->pend_obj));
 	for (size_t i = 0; i < t->ntk; i++) {
 		struct snap_tag *st;
 
