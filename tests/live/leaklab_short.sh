@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Live: a short leak lab (tests/leaklab/run.sh, 30 s recordings, what the verdict is built to
-# call): a network leak (tcp_unread_fast), a file-services leak (file_handles) and a negative
-# (pagecache) alone, then a slow network leak (tcp_noread, 32 KiB/s) and a negative (step)
-# beside the noise generator. Fails when any verdict is wrong: a leak not called a leak, on the
-# wrong path or with an implausible first suspect, or a negative called a leak, and when the
-# report has no verdict. Skips (the runner's exit 77) without root or BTF. About 4 minutes, one
-# of them the noise generator's warm-up.
+# Live: a short leak lab (tests/leaklab/run.sh): a network leak (tcp_unread_fast), a
+# file-services leak (file_handles) and a negative (pagecache) alone in 30 s recordings (what
+# the verdict is built to call), then a slow network leak (tcp_noread, 32 KiB/s) and a negative
+# (step) beside the noise generator in 60 s recordings: the noise's own short tasks allocate
+# send page fragments at tcp_noread's site, megabytes that come and go, and in 30 s the leak's
+# 1 MiB did not always stand out of them (docs/known-issues.md). Fails when any verdict is
+# wrong: a leak not called a leak, on the wrong path or with an implausible first suspect, or a
+# negative called a leak, and when the report has no verdict. Skips (the runner's exit 77)
+# without root or BTF. About 5 minutes, one of them the noise generator's warm-up.
 set -u
 : "${POOLSCOPE:?POOLSCOPE not set}"
 cd "${PS_SRCDIR:-.}"
@@ -14,12 +16,12 @@ export O=${POOLSCOPE%/poolscope}
 T=$(mktemp -d /var/tmp/ps-leaklab.XXXXXX) || exit 1
 trap '[ -n "${PS_KEEP:-}" ] || rm -rf "$T"' EXIT
 
-# part OUT NOISE ONLY ROWS: one run of the lab; every one of its ROWS rows must be ok. A failed
-# part does not stop the next: the log shows every verdict.
+# part OUT NOISE ONLY ROWS SECS: one run of the lab, recordings of SECS; every one of its ROWS
+# rows must be ok. A failed part does not stop the next: the log shows every verdict.
 fails=0
 part() {
 	local out=$T/$1 rc n
-	PS_LEAKLAB_OUT=$out PS_LEAKLAB_NOISE=$2 PS_LEAKLAB_ONLY=$3 PS_LEAKLAB_SECS=30 \
+	PS_LEAKLAB_OUT=$out PS_LEAKLAB_NOISE=$2 PS_LEAKLAB_ONLY=$3 PS_LEAKLAB_SECS=$5 \
 		tests/leaklab/run.sh
 	rc=$?
 	[ $rc = 77 ] && exit 77
@@ -32,6 +34,6 @@ part() {
 		echo "ok: $1 part: $n verdicts right"
 	fi
 }
-part quiet 0 "tcp_unread_fast file_handles pagecache" 3
-part noise 1 "tcp_noread step" 2
+part quiet 0 "tcp_unread_fast file_handles pagecache" 3 30
+part noise 1 "tcp_noread step" 2 60
 [ $fails = 0 ]
