@@ -62,8 +62,8 @@ sites=$(sqlite3 "$T/k.db" "SELECT count(*) FROM tags WHERE kind = 'page' AND sit
 [ "$sites" -gt 0 ] || fail "no page tag has a call site (the captured stacks)"
 echo "ok: $sites page tags with call sites from the captured stacks"
 # Short intervals put boundaries between a page's allocation and the stack event that follows
-# it: the allocation must stay counted once (no tag goes below zero in any interval, the class
-# totals are the same), and the trace must read.
+# it: the allocation must stay counted once (no tag goes below zero in any interval, the tags'
+# allocations add up to what they do at 1 s), and the trace must read.
 "$POOLSCOPE" convert "$T/k.dat" -o "$T/k100.db" --interval 100us > "$T/conv100.log" 2>&1 ||
 	fail "convert --interval 100us: $(cat "$T/conv100.log")"
 "$POOLSCOPE" report "$T/k100.db" --from 0 --format json > "$T/r100.json" 2> "$T/r100.err" ||

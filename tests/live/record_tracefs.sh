@@ -32,16 +32,10 @@ esac
 # first and stops last. Started together, they were allocated before the BPF baseline and freed
 # before its last interval when the teardown won the race, and that drop cancelled the file
 # leak's growth on the path.
-wait_first() { # name
-	for _ in $(seq 100); do [ "$(ps_last_idx "$T/$1.db")" -ge 0 ] && break; sleep 0.1; done
-	[ "$(ps_last_idx "$T/$1.db")" -ge 0 ] || fail "$1: no interval in 10 s: $(cat "$T/$1.log")"
-}
-"$POOLSCOPE" record -o "$T/tfs.db" -q --duration 120 --backend tracefs > "$T/tfs.log" 2>&1 &
-tp=$!
-wait_first tfs
-"$POOLSCOPE" record -o "$T/bpf.db" -q --duration 120 --backend bpf > "$T/bpf.log" 2>&1 &
-bp=$!
-wait_first bpf
+ps_start_recorder "$T/tfs.db" --duration 120 --backend tracefs || exit 1
+tp=$REC_PID
+ps_start_recorder "$T/bpf.db" --duration 120 --backend bpf || exit 1
+bp=$REC_PID REC_PID=
 sleep 1
 "$PS_LIVE_BIN/fileleak" 10000 120 "$T/leak" > "$T/leak.out" 2>&1 &
 lp=$!
@@ -50,9 +44,9 @@ grep -q ready "$T/leak.out" || fail "fileleak: $(cat "$T/leak.out")"
 for b in bpf tfs; do ps_next_idx "$T/$b.db" > /dev/null || fail "$b: no interval after the files were held"; done
 sleep 1
 kill -INT $bp
-wait $bp || fail "the BPF recorder: $(cat "$T/bpf.log")"
+wait $bp || fail "the BPF recorder: $(cat "$T/bpf.db.err")"
 kill -INT $tp
-wait $tp || fail "the tracefs recorder: $(cat "$T/tfs.log")"
+wait $tp || fail "the tracefs recorder: $(cat "$T/tfs.db.err")"
 bp= tp=
 kill $lp; wait $lp
 lp=
