@@ -128,14 +128,14 @@ awk -v l="$leak_max" -v h="$handles" -v r="$rate" -v g="$gap" \
 	'BEGIN { exit !(l <= h && l >= h - (g + 0.5) * r - 10) }' ||
 	fail "smbd held at most $leak_max descriptors on the fault's files, load reports $handles"
 # and nothing else grows: while the workload runs, smbd's other descriptors are the run
-# without the fault's, plus the fault's four connections' own (about 32 each)
+# without the fault's, plus the fault's connections' own (about 32 each)
 base_fds=$(maxcol base 6)
 read -r t0 t1 < "$d/hl.window"
 other=$(awk -v a="$t0" -v b="$t1" '$1 >= a + 2 && $1 <= b && $6 - $7 > m { m = $6 - $7 }
 	END { print m + 0 }' "$d/hl.samples")
 echo "smbd descriptors: $base_fds without the fault; with it at most $(maxcol hl 6)," \
 	"$other of them not on the fault's files"
-[ "$other" -ge "$base_fds" ] && [ "$other" -le $((base_fds + 4 * 64)) ] ||
+[ "$other" -ge "$base_fds" ] && [ "$other" -le $((base_fds + $(field hl conns) * 64)) ] ||
 	fail "smbd's descriptors besides the leaked handles: $other, expected $base_fds and the fault's connections"
 printf 'filp objects over the run: %+d (global: not checked)\n' $(( $(edge hl 8 last) - $(edge hl 8 first) ))
 # released: no descriptor left on the files, which are gone, and the trace says what ran

@@ -251,9 +251,10 @@ void ps_load_inject_stop(const struct ps_load_opts *o, struct ps_load_ctl *ctl, 
 		printf("inject: %s every=%llu ios=%llu", kinds[k].name,
 		       (unsigned long long)o->inject[i].every, (unsigned long long)f->ios);
 		if (k == PS_INJECT_HANDLE_LEAK)
-			printf(" handles=%llu failed=%llu conns=%llu files=%llu",
+			printf(" handles=%llu failed=%llu conns=%llu lanes=%llu files=%llu",
 			       (unsigned long long)f->taken, (unsigned long long)f->failed,
-			       (unsigned long long)f->conns, (unsigned long long)f->files);
+			       (unsigned long long)f->conns, (unsigned long long)f->lanes,
+			       (unsigned long long)f->files);
 		else
 			printf(" conns=%llu failed=%llu open=%llu sent=%llu",
 			       (unsigned long long)f->taken, (unsigned long long)f->failed,

@@ -102,6 +102,9 @@ struct ps_load_fault {
 	uint64_t sent;			/* net-stall: requests written and never answered by a read */
 	uint64_t files;			/* handle-leak: files made for the handles (0: the target) */
 	uint64_t capped;		/* the cap it reached and stopped at (0: none) */
+	uint64_t due;			/* handle-leak: handles due so far (the fault process) */
+	uint64_t claimed;		/* handle-leak: opens the lanes took on (done or failed) */
+	uint64_t lanes;			/* handle-leak: lanes connected */
 	char msg[192];			/* why setup failed, or the first failure during the run */
 	char note[192];			/* how it runs when that is not as asked, for the end */
 } __attribute__((aligned(64)));

@@ -277,24 +277,34 @@ out:
 }
 
 /*
- * --inject handle-leak: on a connection of its own, opens a file again every `every` workload
- * IOs and never closes it. Each open is an SMB2 CREATE that smbd serves with an open file of its
- * own (a descriptor, a struct file), held until the connection ends.
+ * --inject handle-leak: opens a file again every `every` workload IOs and never closes it. Each
+ * open is an SMB2 CREATE that smbd serves with an open file of its own (a descriptor, a struct
+ * file), held until the connection ends.
  *
  * The handles go round-robin over LEAK_FILES empty files the fault creates in a directory
  * beside the target, not all on the target: smbd keeps the opens of one file in one share-mode
  * record that it rewrites whole at every open, so thousands of opens of one file slow each
  * next open down until the fault falls behind the IOs. On a share it cannot write, it opens the
- * target itself. smbd refuses opens past its per-process limit (`max open files`): the fault
+ * target itself. smbd refuses opens past its per-process limit (`max open files`): the lane
  * then goes on over a new connection, i.e. in a new smbd process. Past LEAK_MAX_HANDLES it
  * holds what it has and takes no more.
+ *
+ * The opens are made by lanes, each a process with a connection of its own doing one open at a
+ * time: libsmbclient waits for each answer. How many opens a lane gets answered depends on how
+ * often the server gets round to its smbd process, which a workload keeping the CPUs busy
+ * decides, and on what an open costs the server, which differs between servers and machines.
+ * So the fault starts LEAK_LANES_START lanes and adds one whenever the handles due have run
+ * further ahead of those taken for LEAK_GROW_NS and every lane so far is connected, up to
+ * LEAK_LANES_MAX: enough to follow a fast workload, few when the server keeps up.
  */
 #define LEAK_FILES	64
 #define LEAK_DIR	".poolscope-inject"
 #define LEAK_MAX_HANDLES	262144	/* in all: a long run must not use up the machine's files */
 #define LEAK_MAX_CONNS	16		/* per lane; smbd takes about 16000 opens per process */
 #define LEAK_RETRY_NS	100000000ull
-#define LEAK_LANES	4
+#define LEAK_LANES_START	4
+#define LEAK_LANES_MAX		16
+#define LEAK_GROW_NS		200000000ull
 
 static void leak_path(const struct ps_load_opts *o, int i, char *buf, size_t len)
 {
@@ -338,16 +348,26 @@ static bool leak_files_make(SMBCCTX *ctx, const struct ps_load_opts *o)
 	return false;
 }
 
-/*
- * One lane of the leak: its own connection, and every LEAK_LANES-th handle due. Under a
- * workload that keeps the server's CPUs busy, one connection gets an open answered only as
- * often as the server gets round to its smbd process; lanes side by side keep up with the IOs.
- */
+/* The next handle due that no lane has taken on yet (its number from 0), or false. */
+static bool leak_claim(struct ps_load_fault *f, uint64_t *k)
+{
+	uint64_t c = __atomic_load_n(&f->claimed, __ATOMIC_RELAXED);
+
+	do {
+		if (c >= __atomic_load_n(&f->due, __ATOMIC_RELAXED))
+			return false;
+	} while (!__atomic_compare_exchange_n(&f->claimed, &c, c + 1, false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	*k = c;
+	return true;
+}
+
+/* One lane of the leak: its own connection, taking the handles due one by one. */
 static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
-		      struct ps_load_fault *f, uint64_t every, unsigned lane)
+		      struct ps_load_fault *f, unsigned lane)
 {
 	struct timespec nap = { 0, 5000000 };
-	uint64_t base, retry_at = 0, taken = 0, failed = 0, conns = 1, held = 0;
+	uint64_t retry_at = 0, conns = 1, held = 0, k;
 	char path[1400], msg[192];
 	SMBCCTX *ctx = new_ctx(o);
 	SMBCFILE *h;
@@ -360,29 +380,20 @@ static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 		return;
 	}
 	__atomic_fetch_add(&f->conns, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&f->lanes, 1, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) == PS_LOAD_GO_WAIT)
 		nanosleep(&nap, NULL);
-	base = __atomic_load_n(&ctl->wl->ios, __ATOMIC_RELAXED);
 	while (ps_load_inject_running(ctl)) {
-		uint64_t due = ps_load_inject_due(ctl, f, base, every);
-
-		/* this lane's share of the handles due: the k-th with k % LEAK_LANES == lane */
-		due = due > lane ? (due - lane + LEAK_LANES - 1) / LEAK_LANES : 0;
-		if (due > LEAK_MAX_HANDLES / LEAK_LANES) {
-			due = LEAK_MAX_HANDLES / LEAK_LANES;
-			__atomic_store_n(&f->capped, LEAK_MAX_HANDLES, __ATOMIC_RELAXED);
-		}
-		while (taken + failed < due && ps_load_inject_running(ctl) &&
-		       ps_load_now_ns() >= retry_at) {
-			uint64_t k = (taken + failed) * LEAK_LANES + lane;
+		while (ps_load_inject_running(ctl) && ps_load_now_ns() >= retry_at &&
+		       leak_claim(f, &k)) {
 			SMBCCTX *c;
 			int err;
 
 			if (f->files)
 				leak_path(o, (int)(k % f->files), path, sizeof(path));
+again:
 			h = smb.getFunctionOpen(ctx)(ctx, f->files ? path : o->target, O_RDONLY, 0);
 			if (h) {
-				taken++;
 				held++;
 				__atomic_fetch_add(&f->taken, 1, __ATOMIC_RELAXED);
 				continue;
@@ -392,7 +403,7 @@ static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 			 * smbd's limit of open files per process (refused with EINVAL here), or a
 			 * broken connection: a new connection, kept beside the old one, whose
 			 * handles stay open, takes this open at once. Failing there too, it is a
-			 * failure, retried a bit later.
+			 * failure, and this lane takes no more for a while.
 			 */
 			c = held && conns < LEAK_MAX_CONNS ? new_ctx(o) : NULL;
 			if (c) {
@@ -400,11 +411,10 @@ static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 				conns++;
 				held = 0;
 				__atomic_fetch_add(&f->conns, 1, __ATOMIC_RELAXED);
-				continue;
+				goto again;
 			}
 			snprintf(msg, sizeof(msg), "open %llu: %s", (unsigned long long)k + 1,
 				 strerror(err));
-			failed++;
 			if (__atomic_fetch_add(&f->failed, 1, __ATOMIC_RELAXED) == 0)
 				ps_strlcpy(f->msg, msg, sizeof(f->msg));
 			retry_at = ps_load_now_ns() + LEAK_RETRY_NS;
@@ -413,14 +423,33 @@ static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 	}
 }
 
+/* A lane's process, or -errno. */
+static int leak_lane_start(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
+			   struct ps_load_fault *f, pid_t *pid, unsigned lane)
+{
+	*pid = ps_load_fork();
+	if (*pid < 0) {
+		*pid = 0;
+		return -errno;
+	}
+	if (!*pid) {
+		leak_lane(o, ctl, f, lane);
+		_exit(0);
+	}
+	return 0;
+}
+
 int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 			     struct ps_load_fault *f, uint64_t every)
 {
 	struct timespec nap = { 0, 5000000 };
-	pid_t lanes[LEAK_LANES] = { 0 };
+	pid_t lanes[LEAK_LANES_MAX] = { 0 };
+	uint64_t base, behind_since = 0;
+	unsigned n = 0, grow_to = LEAK_LANES_MAX;
 	char msg[192];
 	SMBCCTX *ctx;
 	SMBCFILE *h;
+	int ret = 1;
 
 	ctx = new_ctx(o);
 	if (!ctx) {
@@ -439,29 +468,66 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 	smb.getFunctionClose(ctx)(ctx, h);
 	f->files = leak_files_make(ctx, o) ? LEAK_FILES : 0;
 	smb.free_context(ctx, 1);
-	for (unsigned i = 0; i < LEAK_LANES; i++) {
-		lanes[i] = ps_load_fork();
-		if (lanes[i] < 0) {
-			ps_load_fault_fail(f, -errno, "fork: %s", strerror(errno));
-			return 1;
-		}
-		if (!lanes[i]) {
-			leak_lane(o, ctl, f, every, i);
-			_exit(0);
+	for (; n < LEAK_LANES_START; n++) {
+		int err = leak_lane_start(o, ctl, f, &lanes[n], n);
+
+		if (err) {
+			ps_load_fault_fail(f, err, "fork: %s", strerror(-err));
+			goto out;
 		}
 	}
 	__atomic_store_n(&f->state, PS_SLOT_READY, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) == PS_LOAD_GO_WAIT)
+		nanosleep(&nap, NULL);
+	base = __atomic_load_n(&ctl->wl->ios, __ATOMIC_RELAXED);
+	while (ps_load_inject_running(ctl)) {
+		uint64_t due = ps_load_inject_due(ctl, f, base, every), now = ps_load_now_ns();
+
+		if (due > LEAK_MAX_HANDLES) {
+			due = LEAK_MAX_HANDLES;
+			__atomic_store_n(&f->capped, LEAK_MAX_HANDLES, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&f->due, due, __ATOMIC_RELAXED);
+		/*
+		 * Behind: more handles due than the lanes have taken on, besides the one each
+		 * has in flight. Another lane only once every lane so far has connected: one
+		 * still connecting is help on its way.
+		 */
+		if (__atomic_load_n(&f->claimed, __ATOMIC_RELAXED) + n < due) {
+			if (!behind_since)
+				behind_since = now;
+		} else {
+			behind_since = 0;
+		}
+		if (behind_since && now - behind_since >= LEAK_GROW_NS && n < grow_to &&
+		    __atomic_load_n(&f->lanes, __ATOMIC_ACQUIRE) == n) {
+			int err = leak_lane_start(o, ctl, f, &lanes[n], n);
+
+			if (err) {
+				/* the lanes there are go on; the end says why no more came */
+				snprintf(f->note, sizeof(f->note), "no lane past %u: fork: %s", n,
+					 strerror(-err));
+				grow_to = n;
+			} else {
+				n++;
+			}
+			behind_since = 0;
+		}
+		nanosleep(&nap, NULL);
+	}
 	while (__atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) != PS_LOAD_GO_STOP)
 		nanosleep(&nap, NULL);
+	ret = 0;
+out:
 	/*
 	 * No close and no free_context in the lanes: closing each handle would be a round trip
 	 * apiece. They die with this process, the kernel closes their connections, and smbd drops
 	 * what each held.
 	 */
-	for (unsigned i = 0; i < LEAK_LANES; i++)
+	for (unsigned i = 0; i < n; i++)
 		kill(lanes[i], SIGKILL);
-	ps_load_reap(lanes, LEAK_LANES, 0);
-	return 0;
+	ps_load_reap(lanes, n, 0);
+	return ret;
 }
 
 /*
