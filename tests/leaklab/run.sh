@@ -173,6 +173,8 @@ stop_pid() {
 start_scenario() { # id prog args...
 	local id=$1 prog=$2 env
 	shift 2
+	# a file left by an earlier run of the same id must not answer for this one
+	rm -f "$OUT/$id.out"
 	if [ "$prog" != smb ]; then
 		"$B/$prog" "$@" > "$OUT/$id.out" 2>&1 &
 		SCEN_PID=$!

@@ -21,12 +21,13 @@ run() { # N DB [record args...]: records while sockhold holds N sockets; prints 
 	"$POOLSCOPE" record -o "$out" -q --duration 7 "$@" > "$tmp/rec.log" 2>&1 &
 	local rp=$!
 	sleep 2.5
+	rm -f "$tmp/hold.out"	# the last run's "ready" must not answer for this one
 	"$PS_LIVE_BIN/sockhold" "$n" 8 > "$tmp/hold.out" 2>&1 &
 	local hp=$!
 	wait $rp || fail "record: $(cat "$tmp/rec.log")"
 	kill $hp 2> /dev/null
 	wait $hp 2> /dev/null
-	grep -q "^ready $n" "$tmp/hold.out" || fail "sockhold: $(cat "$tmp/hold.out")"
+	grep -q "^ready $n" "$tmp/hold.out" 2>/dev/null || fail "sockhold: $(cat "$tmp/hold.out")"
 }
 cache() { # JSON CACHE FIELD
 	jq -r --arg c "$2" ".caches[] | select(.cache == \$c) | .$3" "$1"
