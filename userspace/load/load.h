@@ -105,6 +105,7 @@ struct ps_load_fault {
 	uint64_t due;			/* handle-leak: handles due so far (the fault process) */
 	uint64_t claimed;		/* handle-leak: opens the lanes took on (done or failed) */
 	uint64_t lanes;			/* handle-leak: lanes connected */
+	uint64_t lanes_down;		/* handle-leak: lanes that could not connect */
 	char msg[192];			/* why setup failed, or the first failure during the run */
 	char note[192];			/* how it runs when that is not as asked, for the end */
 } __attribute__((aligned(64)));

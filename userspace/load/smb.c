@@ -293,9 +293,9 @@ out:
  * time: libsmbclient waits for each answer. How many opens a lane gets answered depends on how
  * often the server gets round to its smbd process, which a workload keeping the CPUs busy
  * decides, and on what an open costs the server, which differs between servers and machines.
- * So the fault starts LEAK_LANES_START lanes and adds one whenever the handles due have run
- * further ahead of those taken for LEAK_GROW_NS and every lane so far is connected, up to
- * LEAK_LANES_MAX: enough to follow a fast workload, few when the server keeps up.
+ * So the fault starts LEAK_LANES_START lanes and adds one whenever, for LEAK_GROW_NS, more
+ * than one handle a lane has been due that no lane has taken on, up to LEAK_LANES_MAX: enough
+ * to follow a fast workload, few when the server keeps up.
  */
 #define LEAK_FILES	64
 #define LEAK_DIR	".poolscope-inject"
@@ -362,7 +362,19 @@ static bool leak_claim(struct ps_load_fault *f, uint64_t *k)
 	return true;
 }
 
-/* One lane of the leak: its own connection, taking the handles due one by one. */
+/* A lane that cannot take part: counted down (the fault stops adding lanes), msg the reason. */
+static void leak_lane_down(struct ps_load_fault *f, const char *msg)
+{
+	if (__atomic_fetch_add(&f->failed, 1, __ATOMIC_RELAXED) == 0)
+		ps_strlcpy(f->msg, msg, sizeof(f->msg));
+	__atomic_fetch_add(&f->lanes_down, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * One lane of the leak: its own connection, taking the handles due one by one. libsmbclient
+ * connects on a context's first request, so an open and close of the target connects the lane
+ * (session and tree) before it counts as one.
+ */
 static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 		      struct ps_load_fault *f, unsigned lane)
 {
@@ -375,10 +387,17 @@ static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 	if (!ctx) {
 		snprintf(msg, sizeof(msg), "lane %u: cannot initialise libsmbclient: %s", lane,
 			 strerror(errno));
-		if (__atomic_fetch_add(&f->failed, 1, __ATOMIC_RELAXED) == 0)
-			ps_strlcpy(f->msg, msg, sizeof(f->msg));
+		leak_lane_down(f, msg);
 		return;
 	}
+	h = smb.getFunctionOpen(ctx)(ctx, o->target, O_RDONLY, 0);
+	if (!h) {
+		snprintf(msg, sizeof(msg), "lane %u: cannot connect: %s", lane,
+			 strerror(errno ? errno : EIO));
+		leak_lane_down(f, msg);
+		return;
+	}
+	smb.getFunctionClose(ctx)(ctx, h);
 	__atomic_fetch_add(&f->conns, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&f->lanes, 1, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) == PS_LOAD_GO_WAIT)
@@ -386,6 +405,7 @@ static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 	while (ps_load_inject_running(ctl)) {
 		while (ps_load_inject_running(ctl) && ps_load_now_ns() >= retry_at &&
 		       leak_claim(f, &k)) {
+			bool fresh = false;
 			SMBCCTX *c;
 			int err;
 
@@ -396,6 +416,9 @@ again:
 			if (h) {
 				held++;
 				__atomic_fetch_add(&f->taken, 1, __ATOMIC_RELAXED);
+				/* a new connection counts once it has answered */
+				if (fresh)
+					__atomic_fetch_add(&f->conns, 1, __ATOMIC_RELAXED);
 				continue;
 			}
 			err = errno ? errno : EIO;
@@ -410,7 +433,7 @@ again:
 				ctx = c;
 				conns++;
 				held = 0;
-				__atomic_fetch_add(&f->conns, 1, __ATOMIC_RELAXED);
+				fresh = true;
 				goto again;
 			}
 			snprintf(msg, sizeof(msg), "open %llu: %s", (unsigned long long)k + 1,
@@ -444,7 +467,7 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 {
 	struct timespec nap = { 0, 5000000 };
 	pid_t lanes[LEAK_LANES_MAX] = { 0 };
-	uint64_t base, behind_since = 0;
+	uint64_t base, behind_since = 0, failed_then = 0;
 	unsigned n = 0, grow_to = LEAK_LANES_MAX;
 	char msg[192];
 	SMBCCTX *ctx;
@@ -489,18 +512,32 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 		}
 		__atomic_store_n(&f->due, due, __ATOMIC_RELAXED);
 		/*
-		 * Behind: more handles due than the lanes have taken on, besides the one each
-		 * has in flight. Another lane only once every lane so far has connected: one
-		 * still connecting is help on its way.
+		 * Behind: more than one handle a lane due that no lane has taken on yet. Another
+		 * lane only when that has lasted LEAK_GROW_NS with no open failing meanwhile (a
+		 * server refusing opens is not helped by more of them), and every lane so far
+		 * has connected (one still connecting is help on its way). A lane that could not
+		 * connect ends the growth.
 		 */
-		if (__atomic_load_n(&f->claimed, __ATOMIC_RELAXED) + n < due) {
+		uint64_t failed = __atomic_load_n(&f->failed, __ATOMIC_RELAXED);
+		uint64_t up = __atomic_load_n(&f->lanes, __ATOMIC_ACQUIRE);
+		uint64_t down = __atomic_load_n(&f->lanes_down, __ATOMIC_ACQUIRE);
+
+		if (down && grow_to > n) {
+			snprintf(f->note, sizeof(f->note), "no lane past %u: a lane could not connect",
+				 n);
+			grow_to = n;
+		}
+		uint64_t claimed = __atomic_load_n(&f->claimed, __ATOMIC_RELAXED);
+
+		if (claimed + n < due && failed == failed_then) {
 			if (!behind_since)
 				behind_since = now;
 		} else {
 			behind_since = 0;
+			failed_then = failed;
 		}
 		if (behind_since && now - behind_since >= LEAK_GROW_NS && n < grow_to &&
-		    __atomic_load_n(&f->lanes, __ATOMIC_ACQUIRE) == n) {
+		    up + down == n) {
 			int err = leak_lane_start(o, ctl, f, &lanes[n], n);
 
 			if (err) {
