@@ -148,10 +148,19 @@ static struct ps_run *reload(const char *path, char *why, size_t len, bool *fata
 		return NULL;
 	}
 	e = ps_run_load(&r, path, err, sizeof(err));
-	/* past the header, but its schema not yet committed: still being created */
-	if (e == -PS_ERR__FOREIGN && ps_trace_db_unborn(path)) {
-		snprintf(why, len, "waiting for %s", path);
-		return NULL;
+	if (e == -PS_ERR__FOREIGN) {
+		/* past the header, but its schema not yet committed: still being created */
+		if (ps_trace_db_unborn(path)) {
+			snprintf(why, len, "waiting for %s", path);
+			return NULL;
+		}
+		/*
+		 * Or committed between the load and that look (the writer sets the application
+		 * id and the schema in one transaction, and never takes them back): the file is
+		 * read once more, and only what that finds counts.
+		 */
+		err[0] = '\0';
+		e = ps_run_load(&r, path, err, sizeof(err));
 	}
 	if (e) {
 		snprintf(why, len, "%s", err);
