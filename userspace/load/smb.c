@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,6 +349,17 @@ static bool leak_files_make(SMBCCTX *ctx, const struct ps_load_opts *o)
 	return false;
 }
 
+/* Opens path and closes it again (a context's first request connects it): 0 or errno. */
+static int open_close(SMBCCTX *ctx, const char *path)
+{
+	SMBCFILE *h = smb.getFunctionOpen(ctx)(ctx, path, O_RDONLY, 0);
+
+	if (!h)
+		return errno ? errno : EIO;
+	smb.getFunctionClose(ctx)(ctx, h);
+	return 0;
+}
+
 /* The next handle due that no lane has taken on yet (its number from 0), or false. */
 static bool leak_claim(struct ps_load_fault *f, uint64_t *k)
 {
@@ -362,12 +374,17 @@ static bool leak_claim(struct ps_load_fault *f, uint64_t *k)
 	return true;
 }
 
-/* A lane that cannot take part: counted down (the fault stops adding lanes), msg the reason. */
-static void leak_lane_down(struct ps_load_fault *f, const char *msg)
+/* A failed attempt: counted, and the first one's reason kept for the end. */
+static void __attribute__((format(printf, 2, 3)))
+leak_failed(struct ps_load_fault *f, const char *fmt, ...)
 {
-	if (__atomic_fetch_add(&f->failed, 1, __ATOMIC_RELAXED) == 0)
-		ps_strlcpy(f->msg, msg, sizeof(f->msg));
-	__atomic_fetch_add(&f->lanes_down, 1, __ATOMIC_RELEASE);
+	va_list ap;
+
+	if (__atomic_fetch_add(&f->failed, 1, __ATOMIC_RELAXED))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
+	va_end(ap);
 }
 
 /*
@@ -380,24 +397,23 @@ static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 {
 	struct timespec nap = { 0, 5000000 };
 	uint64_t retry_at = 0, conns = 1, held = 0, k;
-	char path[1400], msg[192];
+	char path[1400];
 	SMBCCTX *ctx = new_ctx(o);
 	SMBCFILE *h;
+	int err;
 
+	/* a lane that cannot take part is counted down: the fault adds no more after it */
 	if (!ctx) {
-		snprintf(msg, sizeof(msg), "lane %u: cannot initialise libsmbclient: %s", lane,
-			 strerror(errno));
-		leak_lane_down(f, msg);
+		leak_failed(f, "lane %u: cannot initialise libsmbclient: %s", lane, strerror(errno));
+		__atomic_fetch_add(&f->lanes_down, 1, __ATOMIC_RELEASE);
 		return;
 	}
-	h = smb.getFunctionOpen(ctx)(ctx, o->target, O_RDONLY, 0);
-	if (!h) {
-		snprintf(msg, sizeof(msg), "lane %u: cannot connect: %s", lane,
-			 strerror(errno ? errno : EIO));
-		leak_lane_down(f, msg);
+	err = open_close(ctx, o->target);
+	if (err) {
+		leak_failed(f, "lane %u: cannot connect: %s", lane, strerror(err));
+		__atomic_fetch_add(&f->lanes_down, 1, __ATOMIC_RELEASE);
 		return;
 	}
-	smb.getFunctionClose(ctx)(ctx, h);
 	__atomic_fetch_add(&f->conns, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&f->lanes, 1, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) == PS_LOAD_GO_WAIT)
@@ -407,7 +423,6 @@ static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 		       leak_claim(f, &k)) {
 			bool fresh = false;
 			SMBCCTX *c;
-			int err;
 
 			if (f->files)
 				leak_path(o, (int)(k % f->files), path, sizeof(path));
@@ -436,10 +451,7 @@ again:
 				fresh = true;
 				goto again;
 			}
-			snprintf(msg, sizeof(msg), "open %llu: %s", (unsigned long long)k + 1,
-				 strerror(err));
-			if (__atomic_fetch_add(&f->failed, 1, __ATOMIC_RELAXED) == 0)
-				ps_strlcpy(f->msg, msg, sizeof(f->msg));
+			leak_failed(f, "open %llu: %s", (unsigned long long)k + 1, strerror(err));
 			retry_at = ps_load_now_ns() + LEAK_RETRY_NS;
 		}
 		nanosleep(&nap, NULL);
@@ -471,8 +483,7 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 	unsigned n = 0, grow_to = LEAK_LANES_MAX;
 	char msg[192];
 	SMBCCTX *ctx;
-	SMBCFILE *h;
-	int ret = 1;
+	int ret = 1, err;
 
 	ctx = new_ctx(o);
 	if (!ctx) {
@@ -480,20 +491,16 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 		return 1;
 	}
 	/* one open checks the target and is closed again: the leak starts with the run */
-	h = smb.getFunctionOpen(ctx)(ctx, o->target, O_RDONLY, 0);
-	if (!h) {
-		int err = errno ? errno : EIO;
-
+	err = open_close(ctx, o->target);
+	if (err) {
 		open_error(o, err, msg, sizeof(msg));
 		ps_load_fault_fail(f, -err, "%s", msg);
 		return 1;
 	}
-	smb.getFunctionClose(ctx)(ctx, h);
 	f->files = leak_files_make(ctx, o) ? LEAK_FILES : 0;
 	smb.free_context(ctx, 1);
 	for (; n < LEAK_LANES_START; n++) {
-		int err = leak_lane_start(o, ctl, f, &lanes[n], n);
-
+		err = leak_lane_start(o, ctl, f, &lanes[n], n);
 		if (err) {
 			ps_load_fault_fail(f, err, "fork: %s", strerror(-err));
 			goto out;
@@ -538,8 +545,7 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 		}
 		if (behind_since && now - behind_since >= LEAK_GROW_NS && n < grow_to &&
 		    up + down == n) {
-			int err = leak_lane_start(o, ctl, f, &lanes[n], n);
-
+			err = leak_lane_start(o, ctl, f, &lanes[n], n);
 			if (err) {
 				/* the lanes there are go on; the end says why no more came */
 				snprintf(f->note, sizeof(f->note), "no lane past %u: fork: %s", n,
