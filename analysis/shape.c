@@ -27,14 +27,16 @@
  *   are sampled the same way (variance rate x size x P). A larger difference means the two do
  *   not count the same objects (a full pointer map, a free path one side misses), and the
  *   rows keep their own series;
- * - the rows of one domain and top path hold SHAPE_DOMINANT of the group's growth (absolute
- *   values of adjusted growth, slab-backing pages included, as the counters include them);
- *   only those rows take it, so that a kernel tag sharing page order 0 with the page cache
- *   keeps its own series. The rest of the group's growth is then at most a tenth, which is
- *   what those rows' share can be wrong by.
+ * - the rows of one domain and top path (the key) hold more of the group's growth than the
+ *   other rows do (absolute values of adjusted growth, slab-backing pages among the others,
+ *   as the counters include them). The key's rows take E less the other rows' sampled series:
+ *   unbiased, and off by the others' sampling error, where their own series is off by theirs;
+ *   sampling errors grow with the bytes sampled, so the difference is the better series
+ *   exactly when the others hold less. A kernel tag sharing page order 0 with a larger page
+ *   cache keeps its own series; network page fragments sharing order 3 with a few page-cache
+ *   folios take the counters' shape less the folios' steps.
  */
 #define SHAPE_SD	3.0
-#define SHAPE_DOMINANT	0.9
 
 static const struct ps_report *sort_rep;
 
@@ -98,15 +100,22 @@ static bool group_exact(const struct ps_report *rep, size_t c, int64_t t_end, do
 	return true;
 }
 
+/* The row's adjusted growth since the window start at interval k. */
+static double row_growth(const struct ps_report *rep, const struct ps_report_row *w, uint32_t k)
+{
+	return (double)(ps_row_live(rep, w, k) - w->ts->s[rep->from].live_bytes);
+}
+
 int ps_exact_shape(struct ps_report *rep)
 {
 	const struct ps_run *r = rep->run;
 	size_t nfac = r->nslab + PS_FAC_ORDERS, *idx, n = 0;
+	uint32_t nint = r->nintervals;
 
 	if (!rep->fac || !rep->nrows)
 		return 0;
 	idx = malloc(rep->nrows * sizeof(*idx));
-	rep->shape = calloc(nfac * r->nintervals, sizeof(*rep->shape));
+	rep->shape = calloc(nfac * nint, sizeof(*rep->shape));
 	if (!idx || !rep->shape) {
 		free(idx);
 		free(rep->shape);
@@ -120,8 +129,9 @@ int ps_exact_shape(struct ps_report *rep)
 	qsort(idx, n, sizeof(*idx), by_group);
 	for (size_t a = 0, b; a < n; a = b) {
 		size_t c = (size_t)rep->rows[idx[a]].fac_idx;
-		int64_t t_end = 0, abs_sum = 0, best_sum = 0;
+		int64_t t_end = 0, abs_sum = 0, best_sum = 0, key_end = 0;
 		const struct ps_report_row *best = NULL;
+		double *e;
 
 		for (b = a; b < n && rep->rows[idx[b]].fac_idx == (int32_t)c; b++) {
 			t_end += rep->rows[idx[b]].adj_growth;
@@ -142,8 +152,22 @@ int ps_exact_shape(struct ps_report *rep)
 				best = w;
 			}
 		}
-		if (!best || (double)best_sum < SHAPE_DOMINANT * (double)abs_sum ||
-		    !group_exact(rep, c, t_end, rep->shape))
+		e = rep->shape + c * nint;
+		if (!best || best_sum * 2 <= abs_sum || !group_exact(rep, c, t_end, rep->shape))
+			continue;
+		for (size_t i = a; i < b; i++) {
+			const struct ps_report_row *w = &rep->rows[idx[i]];
+
+			if (w->ts->tag.flags & PS_TAG_F_SLAB_BACKING || !w->adj_growth ||
+			    !same_key(w, best)) {
+				/* read before any row of the group takes the shape */
+				for (uint32_t k = rep->from; k <= rep->to; k++)
+					e[k] -= row_growth(rep, w, k);
+			} else {
+				key_end += w->adj_growth;
+			}
+		}
+		if (key_end <= 0)
 			continue;
 		for (size_t i = a; i < b; i++) {
 			struct ps_report_row *w = &rep->rows[idx[i]];
@@ -151,9 +175,9 @@ int ps_exact_shape(struct ps_report *rep)
 			if (w->ts->tag.flags & PS_TAG_F_SLAB_BACKING || !w->adj_growth ||
 			    !same_key(w, best))
 				continue;
-			w->share = (double)w->adj_growth / (double)t_end;
+			w->share = (double)w->adj_growth / (double)key_end;
 			w->exact_shape = true;
-			w->adj_growth = llround(w->share * rep->shape[c * r->nintervals + rep->to]);
+			w->adj_growth = llround(w->share * e[rep->to]);
 		}
 	}
 	free(idx);

@@ -605,13 +605,15 @@ TEST(slabinfo_hidden_free_objects)
 
 /*
  * A TCP cache that grows 12 sockets a second for 30 s: the class counters count them all, the
- * tags see 1 in 16, a staircase of 16-socket steps that fell a little short (304 of 360). Where the sample and the counters agree,
- * the rows take the counters' growth, interval by interval (shape.c). They keep their own
- * series when slabinfo says objects left on untraced paths (the counters miss those frees),
- * when the sample disagrees beyond sampling error (one step where the counters say 360
- * sockets), and when a tenth or more of the cache's growth is another path's.
+ * tags see 1 in 16, a staircase of 16-socket steps that fell a little short (304 of 360). Where
+ * the sample and the counters agree, the rows take the counters' growth, interval by interval
+ * (shape.c). They keep their own series when slabinfo says objects left on untraced paths (the
+ * counters miss those frees), when the sample disagrees beyond sampling error (one step where
+ * the counters say 360 sockets), and when another path's rows hold half of the cache's growth
+ * or more (minor). Where another path holds less (mixed: a third), the network row takes the
+ * counters' series less that path's sampled one.
  */
-enum shape_case { SHAPE_AGREE, SHAPE_UNTRACED, SHAPE_DISAGREE, SHAPE_MIXED };
+enum shape_case { SHAPE_AGREE, SHAPE_UNTRACED, SHAPE_DISAGREE, SHAPE_MIXED, SHAPE_MINOR };
 
 static struct ps_run *shape_run(enum shape_case c)
 {
@@ -627,7 +629,7 @@ static struct ps_run *shape_run(enum shape_case c)
 
 	if (!r || !ps_run_add_tag(r, &t1) || !ps_run_add_slab(r, "TCP", (uint32_t)sz) ||
 	    ps_run_set_meta(r, "site_sample_rate", "16") ||
-	    (c == SHAPE_MIXED && !ps_run_add_tag(r, &t2)))
+	    ((c == SHAPE_MIXED || c == SHAPE_MINOR) && !ps_run_add_tag(r, &t2)))
 		goto fail;
 	for (size_t i = 0; i < 3; i++)
 		if (!ps_run_add_counter(r, ctr[i]))
@@ -643,6 +645,9 @@ static struct ps_run *shape_run(enum shape_case c)
 		if (c == SHAPE_MIXED) {
 			r->tags[1].s[i].live_bytes = seen / 3 * sz;
 			seen -= seen / 3;
+		} else if (c == SHAPE_MINOR) {
+			r->tags[1].s[i].live_bytes = (seen - seen / 3) * sz;
+			seen /= 3;
 		}
 		r->tags[0].s[i].live_bytes = seen * sz;
 		cs[0]->v[i] = objs * sz;
@@ -658,10 +663,10 @@ fail:
 
 TEST(exact_shape_from_class_counters)
 {
-	static const char *const names[] = { "agree", "untraced", "disagree", "mixed" };
+	static const char *const names[] = { "agree", "untraced", "disagree", "mixed", "minor" };
 	const int64_t sz = 2368;
 
-	for (int c = SHAPE_AGREE; c <= SHAPE_MIXED; c++) {
+	for (int c = SHAPE_AGREE; c <= SHAPE_MINOR; c++) {
 		struct ps_rules *rs = default_rules();
 		struct ps_run *r = shape_run((enum shape_case)c);
 		const struct ps_report_row *w = NULL;
@@ -678,7 +683,13 @@ TEST(exact_shape_from_class_counters)
 				w = &rep.rows[i];
 		if (!ASSERT_NOT_NULL(w, names[c]))
 			return;
-		if (c != SHAPE_AGREE) {
+		if (c == SHAPE_MIXED) {
+			ASSERT_TRUE(w->exact_shape, "mixed: exact");
+			for (uint32_t k = 0; k < 31; k++)
+				ASSERT_EQ(ps_row_live(&rep, w, k),
+					  12 * (int64_t)k * sz - r->tags[1].s[k].live_bytes,
+					  "the counters' series less the other path's");
+		} else if (c != SHAPE_AGREE) {
 			ASSERT_FALSE(w->exact_shape, names[c]);
 			for (uint32_t k = 0; k < 31; k++)
 				ASSERT_TRUE(ps_row_live(&rep, w, k) <= r->tags[0].s[k].live_bytes,
