@@ -21,13 +21,13 @@ const char *ps_vstate_name(enum ps_vstate s)
 	return s <= PS_V_LEAK ? n[s] : "stable";
 }
 
-int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate, bool confirmed,
-		    struct ps_vstat *out)
+static int vstat(const double *t, const double *y, const double *kept, size_t n, double min_rate,
+		 bool confirmed, struct ps_vstat *out)
 {
 	struct ps_trend tr;
 	struct ps_segments sg;
 	size_t side, jend = 0;
-	double secs, top, jump = 0;
+	double secs, top, jump = 0, ktop = kept[0], kpeak;
 	/* a burst: a tenth of the window, at least two intervals */
 	size_t burst = n / 10 > 2 ? n / 10 : 2;
 	bool rising, steady;
@@ -47,11 +47,14 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 			top = y[i];
 		if (top - y[i] > (double)out->drawdown)
 			out->drawdown = (int64_t)(top - y[i]);
-		if (y[i] - y[i >= burst ? i - burst : 0] > jump) {
-			jump = y[i] - y[i >= burst ? i - burst : 0];
+		if (kept[i] > ktop)
+			ktop = kept[i];
+		if (kept[i] - kept[i >= burst ? i - burst : 0] > jump) {
+			jump = kept[i] - kept[i >= burst ? i - burst : 0];
 			jend = i;
 		}
 	}
+	kpeak = ktop - kept[0];
 	e = ps_signed_rank(y, n, &out->p_signs);
 	if (e)
 		return e;
@@ -66,7 +69,7 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	/* the last piece must hold a fifth of the points: a break in the last two is noise */
 	side = n / 5 > 3 ? n / 5 : 3;
 	if (n >= 2 * side + 1) {
-		e = ps_segments_fit(t, y, n, side, &sg);
+		e = ps_segments_fit(t, kept, n, side, &sg);
 		if (e && e != -EINVAL)
 			return e;
 		if (!e)
@@ -91,11 +94,10 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	 * once and stayed flat for at least a fifth of the window after it is a plateau too, in a
 	 * window long enough for the two-piece fit.
 	 */
-	if (steady && n >= 2 * side + 1 && jump > PS_V_MAX_JUMP * (double)out->peak &&
-	    n - jend >= side) {
+	if (steady && n >= 2 * side + 1 && jump > PS_V_MAX_JUMP * kpeak && n - jend >= side) {
 		struct ps_trend tail;
 
-		e = ps_trend_fit(t + jend, y + jend, n - jend, &tail);
+		e = ps_trend_fit(t + jend, kept + jend, n - jend, &tail);
 		if (e && e != -EINVAL)
 			return e;
 		if (!e && tail.slope < min_rate && tail.slope < 0.5 * tr.slope)
@@ -112,7 +114,7 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	} else if (out->p_signs >= PS_V_P_SIGNS) {
 		out->state = PS_V_GROWING;
 		out->why = "rises and falls alike";
-	} else if (jump > PS_V_MAX_JUMP * (double)out->peak ||
+	} else if (jump > PS_V_MAX_JUMP * kpeak ||
 		   y[n / 2] - y[0] < PS_V_MIN_FIRST_HALF * (y[n - 1] - y[0])) {
 		out->state = PS_V_GROWING;
 		out->why = "most of it came at once";
@@ -126,6 +128,84 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 		out->state = PS_V_LEAK;
 	}
 	return 0;
+}
+
+/* The k-th smallest of v[0..n-1] (v reordered): Hoare's selection. */
+static double select_kth(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		double pivot = v[lo + (hi - lo) / 2], t;
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				t = v[i], v[i] = v[j], v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
+/*
+ * The shape tests (the two-piece fit, the step, growth that came at once) judge the series
+ * without its short bursts: each point is the median of the points within a tenth of the
+ * window on both sides (PS_V_BURST_MAX at most). In-flight memory freed within that (a
+ * loopback exchange's queued skbs, a batch of short processes) is not growth, and left in it
+ * bends the two-piece fit at the burst or is the growth that "came at once". A median keeps
+ * what stays: a line is unchanged (a centred window has the point as its median), so is a
+ * step that holds. Near the end the window narrows to stay centred, down to the last point
+ * alone: what follows those points is not in the window, so whether a burst there stays is not
+ * known and it is kept. Near the start the window takes what is there before the point and
+ * the full tenth after it: a burst there is judged by what follows it, like any other (on a
+ * line those points read up to half a tenth of the window later, which flattens only the
+ * first tenth). The trend, the signed-rank test and the figures reported take the series as
+ * it is.
+ */
+int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate, bool confirmed,
+		    struct ps_vstat *out)
+{
+	size_t hold = n / 10 > 2 ? n / 10 : 2;
+	double *kept, *win;
+	int e;
+
+	if (hold > PS_V_BURST_MAX)
+		hold = PS_V_BURST_MAX;
+	if (n < 3)
+		return vstat(t, y, y, n, min_rate, confirmed, out);
+	kept = malloc(n * sizeof(*kept));
+	win = malloc((2 * hold + 1) * sizeof(*win));
+	if (!kept || !win) {
+		free(kept);
+		free(win);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t right = hold < n - 1 - i ? hold : n - 1 - i, left = i < right ? i : right;
+		size_t w = left + right + 1;
+
+		memcpy(win, y + i - left, w * sizeof(*win));
+		kept[i] = select_kth(win, w, (w - 1) / 2);
+	}
+	e = vstat(t, y, kept, n, min_rate, confirmed, out);
+	free(kept);
+	free(win);
+	return e;
 }
 
 /* --- the counters that hold each kind of memory ------------------------------------------ */

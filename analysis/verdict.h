@@ -67,6 +67,12 @@ enum ps_vstate { PS_V_STABLE, PS_V_PLATEAU, PS_V_GROWING, PS_V_LEAK };
  * came late: an event, or a leak that has just begun, and a longer recording tells which.
  */
 #define PS_V_MIN_FIRST_HALF	0.2
+/*
+ * The shape tests take a running median over a tenth of the window each side, at most this
+ * many intervals: bursts of in-flight memory last seconds, and the cost stays linear in a long
+ * trace's intervals.
+ */
+#define PS_V_BURST_MAX		64
 #define PS_V_MIN_POINTS		10
 #define PS_V_MIN_SECS		19.5	/* 20 s, less what a timer slack shaves off */
 #define PS_V_CONFIRM_SHARE	0.5		/* of the growth, shown by the counter */
@@ -80,7 +86,8 @@ struct ps_vstat {
 	int64_t peak;		/* max - start */
 	int64_t drawdown;	/* largest fall from an earlier maximum */
 	double rate;		/* Theil-Sen, bytes/s */
-	double late_rate;	/* slope after the break of the two-piece fit (rate when none) */
+	double late_rate;	/* slope after the break of the two-piece fit (rate when none),
+				   on the series without its bursts */
 	double p;		/* Mann-Kendall one-sided p of "rises" (1 when not computed) */
 	double p_signs;		/* signed-rank test of the changes: p of "as much up as down" */
 	const char *why;	/* why not a leak, or NULL */

@@ -56,6 +56,27 @@ TEST(bursty_leak)
 	ASSERT_EQ(state(true, &st), PS_V_LEAK, "leak");
 }
 
+/*
+ * A steady leak with a burst of in-flight memory two thirds of the way in: 4.4 MiB queued for
+ * two intervals, half of it for a third, then freed (a loopback exchange that stalled). The
+ * burst is not growth: it must neither bend the fit into "grew, then stopped" nor be the growth
+ * that "came at once". The same burst held to the end is growth that came at once.
+ */
+TEST(burst_in_a_leak_is_not_a_stop)
+{
+	struct ps_vstat st;
+
+	for (int i = 0; i < N; i++)
+		y[i] = i * 35 * KiB + 4 * KiB * normal() +
+		       (i == 20 || i == 21 ? 4400 * KiB : i == 22 ? 2200 * KiB : 0);
+	ASSERT_EQ(state(true, &st), PS_V_LEAK, "leak");
+	ASSERT_TRUE(st.late_rate >= 0.5 * st.rate, "the last piece rises with the rest");
+	for (int i = 0; i < N; i++)
+		y[i] = i * 35 * KiB + 4 * KiB * normal() + (i >= 20 ? 4400 * KiB : 0);
+	ASSERT_EQ(state(true, &st), PS_V_GROWING, "a step that holds: not a leak");
+	ASSERT_STREQ(st.why, "most of it came at once", "says why");
+}
+
 TEST(step_in_the_middle_is_a_plateau)
 {
 	struct ps_vstat st;
