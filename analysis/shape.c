@@ -4,8 +4,9 @@
  * bytes), so a slow leak of small objects is a staircase of a few samples in a short window,
  * and a staircase is a poor trend. The recorder also counts every allocation and free of each
  * class (slab cache, page order) exactly: what all tags of a class grew at each interval, its
- * class counters know without sampling. Where the rows of a class are one path's memory, they
- * share its exact growth E(k) in proportion to their sampled growth at the window's end.
+ * class counters know without sampling. The rows of one path take the class's exact growth E(k)
+ * less what its other rows grew, shared in proportion to their sampled growth at the window's
+ * end, where that is the better series (below).
  */
 #include <errno.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/caches.h"
 #include "userspace/lib/trace/keys.h"
 #include "userspace/lib/util/util.h"
 
@@ -27,14 +29,16 @@
  *   are sampled the same way (variance rate x size x P). A larger difference means the two do
  *   not count the same objects (a full pointer map, a free path one side misses), and the
  *   rows keep their own series;
- * - the rows of one domain and top path (the key) hold more of the group's growth than the
- *   other rows do (absolute values of adjusted growth, slab-backing pages among the others,
- *   as the counters include them). The key's rows take E less the other rows' sampled series:
- *   unbiased, and off by the others' sampling error, where their own series is off by theirs;
- *   sampling errors grow with the bytes sampled, so the difference is the better series
- *   exactly when the others hold less. A kernel tag sharing page order 0 with a larger page
- *   cache keeps its own series; network page fragments sharing order 3 with a few page-cache
- *   folios take the counters' shape less the folios' steps.
+ * - the key (the rows of the domain and top path that grew or shrank most; slab-backing pages
+ *   are never in it) carries more of the group's sampling error than the other rows do, by
+ *   ps_row_stderr(). The key's rows take E less the other rows' sampled series as recorded
+ *   (not scaled by a correction: the Horvitz-Thompson sum is the unbiased one), so the key is
+ *   off by the others' sampling error where its own series is off by its own: the difference
+ *   is the better series exactly when the others' error is the smaller. A kernel tag sharing
+ *   page order 0 with a busier page cache keeps its own series; network page fragments sharing
+ *   order 3 with fewer page-cache folios take the counters' shape less the folios' steps;
+ * - the key's rows all grew: the shares of a sum of growth and shrinkage are each larger than
+ *   the sum, and would carry the others' error many times over into each row.
  */
 #define SHAPE_SD	3.0
 
@@ -100,10 +104,10 @@ static bool group_exact(const struct ps_report *rep, size_t c, int64_t t_end, do
 	return true;
 }
 
-/* The row's adjusted growth since the window start at interval k. */
-static double row_growth(const struct ps_report *rep, const struct ps_report_row *w, uint32_t k)
+/* A key row: not a slab's backing pages, grew or shrank, of the key's domain and top path. */
+static bool in_key(const struct ps_report_row *w, const struct ps_report_row *key)
 {
-	return (double)(ps_row_live(rep, w, k) - w->ts->s[rep->from].live_bytes);
+	return !(w->ts->tag.flags & PS_TAG_F_SLAB_BACKING) && w->adj_growth && same_key(w, key);
 }
 
 int ps_exact_shape(struct ps_report *rep)
@@ -129,51 +133,62 @@ int ps_exact_shape(struct ps_report *rep)
 	qsort(idx, n, sizeof(*idx), by_group);
 	for (size_t a = 0, b; a < n; a = b) {
 		size_t c = (size_t)rep->rows[idx[a]].fac_idx;
-		int64_t t_end = 0, abs_sum = 0, best_sum = 0, key_end = 0;
+		int64_t t_end = 0, best_sum = 0, key_end = 0;
 		const struct ps_report_row *best = NULL;
-		double *e;
+		double var_key = 0, var_other = 0, *e = rep->shape + c * nint;
+		bool mixed = false;
 
-		for (b = a; b < n && rep->rows[idx[b]].fac_idx == (int32_t)c; b++) {
+		for (b = a; b < n && rep->rows[idx[b]].fac_idx == (int32_t)c; b++)
 			t_end += rep->rows[idx[b]].adj_growth;
-			abs_sum += abs64(rep->rows[idx[b]].adj_growth);
-		}
-		for (size_t i = a; i < b && best_sum * 2 <= abs_sum; i++) {
+		/* the key: the domain and top path whose rows grew or shrank most */
+		for (size_t i = a; i < b; i++) {
 			const struct ps_report_row *w = &rep->rows[idx[i]];
 			int64_t sum = 0;
 
 			if (w->ts->tag.flags & PS_TAG_F_SLAB_BACKING || !w->adj_growth)
 				continue;
 			for (size_t j = a; j < b; j++)
-				if (!(rep->rows[idx[j]].ts->tag.flags & PS_TAG_F_SLAB_BACKING) &&
-				    same_key(w, &rep->rows[idx[j]]))
+				if (in_key(&rep->rows[idx[j]], w))
 					sum += abs64(rep->rows[idx[j]].adj_growth);
 			if (sum > best_sum) {
 				best_sum = sum;
 				best = w;
 			}
 		}
-		e = rep->shape + c * nint;
-		if (!best || best_sum * 2 <= abs_sum || !group_exact(rep, c, t_end, rep->shape))
+		if (!best)
 			continue;
 		for (size_t i = a; i < b; i++) {
 			const struct ps_report_row *w = &rep->rows[idx[i]];
+			double se = ps_row_stderr(rep, w);
 
-			if (w->ts->tag.flags & PS_TAG_F_SLAB_BACKING || !w->adj_growth ||
-			    !same_key(w, best)) {
-				/* read before any row of the group takes the shape */
-				for (uint32_t k = rep->from; k <= rep->to; k++)
-					e[k] -= row_growth(rep, w, k);
-			} else {
+			if (in_key(w, best)) {
+				var_key += se * se;
 				key_end += w->adj_growth;
+			} else {
+				var_other += se * se;
 			}
 		}
-		if (key_end <= 0)
+		/* rows that shrank beside rows that grew: shares of a small sum, each a large figure */
+		for (size_t i = a; i < b; i++)
+			if (in_key(&rep->rows[idx[i]], best) && rep->rows[idx[i]].adj_growth < 0)
+				mixed = true;
+		if (key_end <= 0 || mixed || (var_other > 0 && var_other >= var_key) ||
+		    !group_exact(rep, c, t_end, rep->shape))
 			continue;
+		/* the others' sampled series as recorded: unbiased, where E/T scaling is not */
+		for (size_t i = a; i < b; i++) {
+			const struct ps_report_row *w = &rep->rows[idx[i]];
+
+			if (in_key(w, best))
+				continue;
+			for (uint32_t k = rep->from; k <= rep->to; k++)
+				e[k] -= (double)(w->ts->s[k].live_bytes -
+						 w->ts->s[rep->from].live_bytes);
+		}
 		for (size_t i = a; i < b; i++) {
 			struct ps_report_row *w = &rep->rows[idx[i]];
 
-			if (w->ts->tag.flags & PS_TAG_F_SLAB_BACKING || !w->adj_growth ||
-			    !same_key(w, best))
+			if (!in_key(w, best))
 				continue;
 			w->share = (double)w->adj_growth / (double)key_end;
 			w->exact_shape = true;

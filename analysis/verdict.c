@@ -27,7 +27,7 @@ static int vstat(const double *t, const double *y, const double *kept, size_t n,
 	struct ps_trend tr;
 	struct ps_segments sg;
 	size_t side, jend = 0;
-	double secs, top, jump = 0, ktop = kept[0], kpeak;
+	double secs, top, jump = 0, ktop, kpeak;
 	/* a burst: a tenth of the window, at least two intervals */
 	size_t burst = n / 10 > 2 ? n / 10 : 2;
 	bool rising, steady;
@@ -42,6 +42,7 @@ static int vstat(const double *t, const double *y, const double *kept, size_t n,
 	}
 	out->growth = (int64_t)(y[n - 1] - y[0]);
 	top = y[0];
+	ktop = kept[0];
 	for (size_t i = 1; i < n; i++) {
 		if (y[i] > top)
 			top = y[i];
@@ -115,7 +116,7 @@ static int vstat(const double *t, const double *y, const double *kept, size_t n,
 		out->state = PS_V_GROWING;
 		out->why = "rises and falls alike";
 	} else if (jump > PS_V_MAX_JUMP * kpeak ||
-		   y[n / 2] - y[0] < PS_V_MIN_FIRST_HALF * (y[n - 1] - y[0])) {
+		   kept[n / 2] - kept[0] < PS_V_MIN_FIRST_HALF * (kept[n - 1] - kept[0])) {
 		out->state = PS_V_GROWING;
 		out->why = "most of it came at once";
 	} else if (n < PS_V_MIN_POINTS || secs < PS_V_MIN_SECS) {
@@ -174,8 +175,9 @@ static double select_kth(double *v, size_t n, size_t k)
  * known and it is kept. Near the start the window takes what is there before the point and
  * the full tenth after it: a burst there is judged by what follows it, like any other (on a
  * line those points read up to half a tenth of the window later, which flattens only the
- * first tenth). The trend, the signed-rank test and the figures reported take the series as
- * it is.
+ * first tenth). The first point stays as it is: growth is measured from it, and a step that
+ * holds from the second point on must stay a step. The trend, the signed-rank test and the
+ * figures reported take the series as it is.
  */
 int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate, bool confirmed,
 		    struct ps_vstat *out)
@@ -195,7 +197,8 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 		free(win);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
+	kept[0] = y[0];
+	for (size_t i = 1; i < n; i++) {
 		size_t right = hold < n - 1 - i ? hold : n - 1 - i, left = i < right ? i : right;
 		size_t w = left + right + 1;
 

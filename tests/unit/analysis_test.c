@@ -610,18 +610,22 @@ TEST(slabinfo_hidden_free_objects)
  * (shape.c). They keep their own series when slabinfo says objects left on untraced paths (the
  * counters miss those frees), when the sample disagrees beyond sampling error (one step where
  * the counters say 360 sockets), and when another path's rows hold half of the cache's growth
- * or more (minor). Where another path holds less (mixed: a third), the network row takes the
- * counters' series less that path's sampled one.
+ * or more (minor), and when a row of the same path shrank beside it (shrink: shares of a small
+ * sum). Where another path holds less (mixed: a third), the network row takes the counters'
+ * series less that path's sampled one.
  */
-enum shape_case { SHAPE_AGREE, SHAPE_UNTRACED, SHAPE_DISAGREE, SHAPE_MIXED, SHAPE_MINOR };
+enum shape_case { SHAPE_AGREE, SHAPE_UNTRACED, SHAPE_DISAGREE, SHAPE_MIXED, SHAPE_MINOR,
+		  SHAPE_SHRINK };
 
 static struct ps_run *shape_run(enum shape_case c)
 {
 	const int64_t sz = 2368;
 	struct ps_tag t1 = { .id = 1, .kind = "slab", .name = "TCP", .cache = "TCP",
-			     .site_sym = "sk_prot_alloc+0x32" };
+			     .site_sym = "sk_prot_alloc+0x32", .flags = PS_TAG_F_SAMPLED };
 	struct ps_tag t2 = { .id = 2, .kind = "slab", .name = "TCP", .cache = "TCP",
-			     .site_sym = "alloc_empty_file+0x3c" };
+			     .site_sym = c == SHAPE_SHRINK ? "tcp_v4_syn_recv_sock+0x2a" :
+							     "alloc_empty_file+0x3c",
+			     .flags = PS_TAG_F_SAMPLED };
 	static const char *const ctr[] = { "class.TCP.alloc_bytes", "class.TCP.free_bytes",
 					   "class.TCP.preexisting_free_bytes" };
 	struct ps_run *r = ps_run_new(31);
@@ -629,7 +633,7 @@ static struct ps_run *shape_run(enum shape_case c)
 
 	if (!r || !ps_run_add_tag(r, &t1) || !ps_run_add_slab(r, "TCP", (uint32_t)sz) ||
 	    ps_run_set_meta(r, "site_sample_rate", "16") ||
-	    ((c == SHAPE_MIXED || c == SHAPE_MINOR) && !ps_run_add_tag(r, &t2)))
+	    (c >= SHAPE_MIXED && !ps_run_add_tag(r, &t2)))
 		goto fail;
 	for (size_t i = 0; i < 3; i++)
 		if (!ps_run_add_counter(r, ctr[i]))
@@ -648,8 +652,18 @@ static struct ps_run *shape_run(enum shape_case c)
 		} else if (c == SHAPE_MINOR) {
 			r->tags[1].s[i].live_bytes = (seen - seen / 3) * sz;
 			seen /= 3;
+		} else if (c == SHAPE_SHRINK) {
+			/* another network row frees 40 objects it held before the window */
+			r->tags[1].s[i].live_bytes = (40 - 4 * (int64_t)(i < 10 ? i : 10)) * sz;
 		}
 		r->tags[0].s[i].live_bytes = seen * sz;
+		/* what each interval allocated: the samples' turnover, their standard error */
+		for (size_t t = 0; i && t < r->ntags; t++) {
+			int64_t d = r->tags[t].s[i].live_bytes - r->tags[t].s[i - 1].live_bytes;
+
+			r->tags[t].s[i].alloc_bytes = d > 0 ? (uint64_t)d : 0;
+			r->tags[t].s[i].free_bytes = d < 0 ? (uint64_t)-d : 0;
+		}
 		cs[0]->v[i] = objs * sz;
 		cs[1]->v[i] = cs[2]->v[i] = 0;
 		r->slab[0].active_objs[i] = 100 + (c == SHAPE_UNTRACED ? 0 : objs);
@@ -663,10 +677,11 @@ fail:
 
 TEST(exact_shape_from_class_counters)
 {
-	static const char *const names[] = { "agree", "untraced", "disagree", "mixed", "minor" };
+	static const char *const names[] = { "agree", "untraced", "disagree", "mixed", "minor",
+					     "shrink" };
 	const int64_t sz = 2368;
 
-	for (int c = SHAPE_AGREE; c <= SHAPE_MINOR; c++) {
+	for (int c = SHAPE_AGREE; c <= SHAPE_SHRINK; c++) {
 		struct ps_rules *rs = default_rules();
 		struct ps_run *r = shape_run((enum shape_case)c);
 		const struct ps_report_row *w = NULL;

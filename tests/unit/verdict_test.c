@@ -77,6 +77,16 @@ TEST(burst_in_a_leak_is_not_a_stop)
 	ASSERT_STREQ(st.why, "most of it came at once", "says why");
 }
 
+/* 1 MiB allocated in the second interval, then 13 KiB/s: the step stays an event, not a leak. */
+TEST(step_at_the_start_is_not_a_leak)
+{
+	struct ps_vstat st;
+
+	for (int i = 0; i < N; i++)
+		y[i] = (i >= 1 ? 1024 * KiB : 0) + i * 13 * KiB + 2 * KiB * normal();
+	ASSERT_TRUE(state(true, &st) != PS_V_LEAK, "not a leak");
+}
+
 TEST(step_in_the_middle_is_a_plateau)
 {
 	struct ps_vstat st;
