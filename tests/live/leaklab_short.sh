@@ -3,12 +3,12 @@
 # Live: a short leak lab (tests/leaklab/run.sh): a network leak (tcp_unread_fast), a
 # file-services leak (file_handles) and a negative (pagecache) alone in 30 s recordings (what
 # the verdict is built to call), then a slow network leak (tcp_noread, 32 KiB/s) and a negative
-# (step) beside the noise generator in 60 s recordings: the noise's own short tasks allocate
-# send page fragments at tcp_noread's site, megabytes that come and go, and in 30 s the leak's
-# 1 MiB did not always stand out of them (docs/known-issues.md). Fails when any verdict is
-# wrong: a leak not called a leak, on the wrong path or with an implausible first suspect, or a
+# (step) beside the noise generator in 90 s recordings: the noise's own tasks allocate send
+# page fragments at tcp_noread's site, megabytes that come and go, and in 60 s the leak's 2 MiB
+# did not always stand out of them (docs/known-issues.md). Fails when any verdict is wrong: a
+# leak not called a leak, on the wrong path or with an implausible first suspect, or a
 # negative called a leak, and when the report has no verdict. Skips (the runner's exit 77)
-# without root or BTF. About 5 minutes, one of them the noise generator's warm-up.
+# without root or BTF. About 6 minutes, one of them the noise generator's warm-up.
 set -u
 : "${POOLSCOPE:?POOLSCOPE not set}"
 cd "${PS_SRCDIR:-.}"
@@ -35,5 +35,5 @@ part() {
 	fi
 }
 part quiet 0 "tcp_unread_fast file_handles pagecache" 3 30
-part noise 1 "tcp_noread step" 2 60
+part noise 1 "tcp_noread step" 2 90
 [ $fails = 0 ]
