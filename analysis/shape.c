@@ -164,14 +164,13 @@ int ps_exact_shape(struct ps_report *rep)
 			if (in_key(w, best)) {
 				var_key += se * se;
 				key_end += w->adj_growth;
+				/* shrank beside rows that grew: shares of a small sum, each large */
+				if (w->adj_growth < 0)
+					mixed = true;
 			} else {
 				var_other += se * se;
 			}
 		}
-		/* rows that shrank beside rows that grew: shares of a small sum, each a large figure */
-		for (size_t i = a; i < b; i++)
-			if (in_key(&rep->rows[idx[i]], best) && rep->rows[idx[i]].adj_growth < 0)
-				mixed = true;
 		if (key_end <= 0 || mixed || (var_other > 0 && var_other >= var_key) ||
 		    !group_exact(rep, c, t_end, rep->shape))
 			continue;

@@ -21,6 +21,12 @@ const char *ps_vstate_name(enum ps_vstate s)
 	return s <= PS_V_LEAK ? n[s] : "stable";
 }
 
+/* A tenth of the window, at least two intervals: how long a burst lasts. */
+static size_t tenth(size_t n)
+{
+	return n / 10 > 2 ? n / 10 : 2;
+}
+
 static int vstat(const double *t, const double *y, const double *kept, size_t n, double min_rate,
 		 bool confirmed, struct ps_vstat *out)
 {
@@ -28,8 +34,7 @@ static int vstat(const double *t, const double *y, const double *kept, size_t n,
 	struct ps_segments sg;
 	size_t side, jend = 0;
 	double secs, top, jump = 0, ktop, kpeak;
-	/* a burst: a tenth of the window, at least two intervals */
-	size_t burst = n / 10 > 2 ? n / 10 : 2;
+	size_t burst = tenth(n);
 	bool rising, steady;
 	int e;
 
@@ -182,7 +187,7 @@ static double select_kth(double *v, size_t n, size_t k)
 int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate, bool confirmed,
 		    struct ps_vstat *out)
 {
-	size_t hold = n / 10 > 2 ? n / 10 : 2;
+	size_t hold = tenth(n);
 	double *kept, *win;
 	int e;
 

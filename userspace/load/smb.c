@@ -512,6 +512,7 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 	base = __atomic_load_n(&ctl->wl->ios, __ATOMIC_RELAXED);
 	while (ps_load_inject_running(ctl)) {
 		uint64_t due = ps_load_inject_due(ctl, f, base, every), now = ps_load_now_ns();
+		uint64_t failed, up, down, claimed;
 
 		if (due > LEAK_MAX_HANDLES) {
 			due = LEAK_MAX_HANDLES;
@@ -525,16 +526,16 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 		 * has connected (one still connecting is help on its way). A lane that could not
 		 * connect ends the growth.
 		 */
-		uint64_t failed = __atomic_load_n(&f->failed, __ATOMIC_RELAXED);
-		uint64_t up = __atomic_load_n(&f->lanes, __ATOMIC_ACQUIRE);
-		uint64_t down = __atomic_load_n(&f->lanes_down, __ATOMIC_ACQUIRE);
+		failed = __atomic_load_n(&f->failed, __ATOMIC_RELAXED);
+		up = __atomic_load_n(&f->lanes, __ATOMIC_ACQUIRE);
+		down = __atomic_load_n(&f->lanes_down, __ATOMIC_ACQUIRE);
 
 		if (down && grow_to > n) {
 			snprintf(f->note, sizeof(f->note), "no lane past %u: a lane could not connect",
 				 n);
 			grow_to = n;
 		}
-		uint64_t claimed = __atomic_load_n(&f->claimed, __ATOMIC_RELAXED);
+		claimed = __atomic_load_n(&f->claimed, __ATOMIC_RELAXED);
 
 		if (claimed + n < due && failed == failed_then) {
 			if (!behind_since)
