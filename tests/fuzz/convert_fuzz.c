@@ -6,27 +6,48 @@
  * each time), so it has its own seeds: the corpus .etl files and tests/fuzz/convert-seeds, small
  * pool traces written by tests/unit/etlwriter.c (64-bit, 32-bit, compressed, with stacks and
  * stack keys). Its first run found the nanosecond overflow on damaged start times. A trace
- * converted without an error must load (fuzz_check_loads()).
+ * converted without an error must load (fuzz_check_loads()). Each input is converted twice,
+ * with the converter's feed on a helper thread and without (POOLSCOPE_ETL_THREADS): the two
+ * results must be the same.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "userspace/lib/etw/convert.h"
 #include "userspace/lib/trace/trace.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static int convert(const char *in, const char *db, const char *threads,
+		   struct ps_convert_result *res)
+{
+	struct ps_convert_opts o = { .interval_ns = 1000000000ull };	/* the default */
+	struct ps_trace *t;
+	char err[600];
+	int rc = -1;
+
+	setenv("POOLSCOPE_ETL_THREADS", threads, 1);
+	if (!ps_trace_create(&t, db, PS_TRACE_F_FORCE | PS_TRACE_F_BATCH)) {
+		rc = ps_convert_etl(t, in, &o, res, err, sizeof(err));
+		if (ps_trace_close(t) && !rc)
+			rc = -1;
+	}
+	return rc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char in[128], db[128], err[600];
-	struct ps_convert_opts o = { .interval_ns = 1000000000ull };	/* the default */
-	struct ps_convert_result res;
-	struct ps_trace *t;
+	char in[128], db[128];
+	struct ps_convert_result r0, r1;
+	int rc0, rc1;
 
 	fuzz_file(data, size, in, db);
-	if (!ps_trace_create(&t, db, PS_TRACE_F_FORCE | PS_TRACE_F_BATCH)) {
-		int rc = ps_convert_etl(t, in, &o, &res, err, sizeof(err));
-
-		if (!ps_trace_close(t) && !rc)
-			fuzz_check_loads(db);
-	}
+	rc0 = convert(in, db, "0", &r0);
+	if (!rc0)
+		fuzz_check_loads(db);
+	rc1 = convert(in, db, "1", &r1);
+	if (rc0 != rc1 || (!rc0 && memcmp(&r0, &r1, sizeof(r0))))
+		abort();		/* the helper thread changed the result */
 	return 0;
 }

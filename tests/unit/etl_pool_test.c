@@ -10,8 +10,11 @@
  * lost-event counters, meta.
  */
 #include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test.h"
 #include "userspace/lib/util/util.h"
@@ -662,4 +665,143 @@ TEST(stack_keys_resolved_at_rundown)
 	ASSERT_EQ(r->nstacks, 2, "one stack per (key, tag)");
 out:
 	ps_run_free(r);
+}
+
+/* Every row of every table of the trace db, as text, in table and row order. */
+static char *db_text(const char *db)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *tabs = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m || sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(h, "SELECT name FROM sqlite_master WHERE type = 'table' "
+			       "ORDER BY name", -1, &tabs, NULL) != SQLITE_OK)
+		goto out;
+	while (sqlite3_step(tabs) == SQLITE_ROW) {
+		char q[256];
+		sqlite3_stmt *rows = NULL;
+
+		snprintf(q, sizeof(q), "SELECT * FROM \"%s\" ORDER BY rowid",
+			 (const char *)sqlite3_column_text(tabs, 0));
+		if (sqlite3_prepare_v2(h, q, -1, &rows, NULL) != SQLITE_OK)
+			continue;
+		fprintf(m, "table %s\n", (const char *)sqlite3_column_text(tabs, 0));
+		while (sqlite3_step(rows) == SQLITE_ROW) {
+			for (int i = 0; i < sqlite3_column_count(rows); i++) {
+				const unsigned char *v = sqlite3_column_text(rows, i);
+				fprintf(m, "%s|", v ? (const char *)v : "NULL");
+			}
+			fputc('\n', m);
+		}
+		sqlite3_finalize(rows);
+	}
+out:
+	sqlite3_finalize(tabs);
+	sqlite3_close(h);
+	if (m)
+		fclose(m);
+	return text;
+}
+
+static int convert_with_threads(const char *etl, const char *db, const char *threads,
+				struct ps_convert_result *res, char *err, size_t errlen)
+{
+	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
+	struct ps_trace *t;
+	int rc;
+
+	unlink(db);
+	setenv("POOLSCOPE_ETL_THREADS", threads, 1);
+	rc = ps_trace_create(&t, db, 0);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: cannot create", db);
+	} else {
+		rc = ps_convert_etl(t, etl, &o, res, err, errlen);
+		ps_trace_close(t);
+	}
+	unsetenv("POOLSCOPE_ETL_THREADS");
+	return rc;
+}
+
+/*
+ * The converter's feed runs on a helper thread for large files and in the caller's thread for
+ * small ones: the trace must be the same either way, byte for byte. A file of many batches
+ * (about 6 MB of records): pool events of 40 tags on two processors, addresses reused (implicit
+ * and preexisting frees), a stack walk after every third allocation, a stack key after every
+ * seventh with its KeyDelete now and then, images, a process, short pool events and absurd
+ * sizes (problems), one timestamp past the header's end, over 4 intervals.
+ */
+TEST(feed_thread_gives_the_same_trace)
+{
+	const unsigned p = 8;
+	const uint64_t nt = 0xfffff80000000000ULL, srv = 0xfffff88001000000ULL;
+	char etl[1024], db0[1024], db1[1024], err[512];
+	struct ps_convert_result r0, r1;
+	uint8_t d[256];
+	uint32_t n;
+
+	snprintf(etl, sizeof(etl), "%s/feed.etl", ps_test_tmpdir());
+	snprintf(db0, sizeof(db0), "%s/feed0.db", ps_test_tmpdir());
+	snprintf(db1, sizeof(db1), "%s/feed1.db", ps_test_tmpdir());
+	struct etlw *w = etlw_open(etl, p, 2, 65536, false, T0, FREQ, FT0);
+	if (!ASSERT_NOT_NULL(w, "open"))
+		return;
+	n = ew_image(d, p, nt, 0x800000, "\\SystemRoot\\system32\\ntoskrnl.exe");
+	etlw_event(w, 0, true, 0x14, 3, 3, 0, 0, T0 + 100, d, n);
+	n = ew_process(d, p, 4, "System");
+	etlw_event(w, 1, true, 0x03, 3, 4, 0, 0, T0 + 120, d, n);
+	for (uint32_t i = 0; i < 100000; i++) {
+		int64_t ts = T0 + 1000 + (int64_t)i * (4 * FREQ / 100000);
+		uint32_t cpu = i & 1, tid = 100 + (i % 7);
+		uint64_t entry = 0xffffa00000000000ULL + (uint64_t)(i % 6007) * 0x40;
+		char tag[5];
+
+		snprintf(tag, sizeof(tag), "T%03u", i % 40);
+		if (i % 5 == 4) {
+			n = ew_pool(d, p, 512, tag, 0, entry - 0x40 * 3, -1);
+			etlw_event(w, cpu, false, 0x0e, 0x22, 2, tid, 4, ts, d, n);
+			continue;
+		}
+		n = ew_pool(d, p, i % 11 ? 512 : 1, tag, i % 997 ? 0x40 + i % 300 : 1ULL << 60,
+			    entry, -1);
+		etlw_event(w, cpu, false, 0x0e, 0x20, 2, tid, 4, ts, d, i % 1999 ? n : 8);
+		if (i % 3 == 0) {
+			uint64_t f[] = { nt + 0x1000 + i % 13, srv + 0x500 + i % 5 };
+			n = ew_stack(d, p, ts, 4, tid, f, 2);
+			etlw_event(w, cpu, true, 0x18, 32, 2, 0, 0, ts, d, n);
+		} else if (i % 7 == 0) {
+			uint64_t key = 0xffffc00000000000ULL + (i % 9) * 0x100;
+			put64(d, (uint64_t)ts); put32(d + 8, 4); put32(d + 12, tid);
+			putptr(d + 16, key, p);
+			etlw_event(w, cpu, true, 0x18, 37, 2, 0, 0, ts, d, 16 + p);
+		}
+		if (i % 5000 == 4999) {
+			uint64_t f[] = { srv + 0x2000 + i % 3 };
+			n = ew_key(d, p, 0xffffc00000000000ULL + (i % 9) * 0x100, f, 1);
+			etlw_event(w, cpu, true, 0x18, 35, 2, 0, 0, ts, d, n);
+			n = ew_image(d, p, srv, 0x100000, "\\SystemRoot\\System32\\DRIVERS\\srv2.sys");
+			etlw_event(w, cpu, true, 0x14, 3, 3, 0, 0, ts, d, n);
+		}
+	}
+	n = ew_pool(d, p, 512, "Late", 0x40, 0xffffa10000000000ULL, -1);
+	etlw_event(w, 0, false, 0x0e, 0x20, 2, 100, 4, T0 + 1000 * FREQ, d, n);
+	ASSERT_OK(etlw_close(w), "close");
+
+	if (!ASSERT_OK(convert_with_threads(etl, db0, "0", &r0, err, sizeof(err)), err) ||
+	    !ASSERT_OK(convert_with_threads(etl, db1, "1", &r1, err, sizeof(err)), err))
+		return;
+	ASSERT_TRUE(r0.events > 130000 && r0.pool_allocs > 70000 && r0.pool_frees > 15000 &&
+		    r0.stacks_matched > 20000 && r0.implicit_frees > 0 && r0.problems > 100,
+		    "the file holds what the test wants of it");
+	ASSERT_TRUE(memcmp(&r0, &r1, sizeof(r0)) == 0, "the same result, thread or not");
+	char *t0 = db_text(db0), *t1 = db_text(db1);
+	if (ASSERT_NOT_NULL(t0, db0) && ASSERT_NOT_NULL(t1, db1)) {
+		ASSERT_TRUE(strlen(t0) > 20000, "the trace has rows");
+		ASSERT_TRUE(strcmp(t0, t1) == 0, "the same trace, thread or not");
+	}
+	free(t0);
+	free(t1);
 }

@@ -40,12 +40,12 @@ static int64_t span_limit(const struct ps_etl_logfile *h)
 }
 
 /*
- * Moves the timeline to the interval holding the pool event ev at rel ns since T0. A time past
+ * Moves the timeline to the interval holding the pool event at off, rel ns since T0. A time past
  * the header's run, or (without one) an hour past the last pool event, is a damaged timestamp
  * and not a reason for thousands of empty intervals (a running system allocates pool many
  * times a second): the event stays in the current interval, counted and reported.
  */
-static int advance(struct conv *c, struct ps_etl *e, int64_t rel, const struct ps_etl_event *ev)
+static int advance(struct conv *c, int64_t rel, uint64_t off)
 {
 	const int64_t hour = 3600LL * 1000000000;
 	uint64_t iv = c->o->interval_ns, idx;
@@ -54,7 +54,7 @@ static int advance(struct conv *c, struct ps_etl *e, int64_t rel, const struct p
 		rel = 0;
 	if (rel > c->max_rel || (c->max_rel == INT64_MAX && rel - c->last_rel > hour)) {
 		c->bad_ts++;
-		ps_conv_etl__event_problem(c, ev, "pool event %.3f s after the previous one, past "
+		ps_conv_etl__event_problem(c, off, "pool event %.3f s after the previous one, past "
 					   "%s; kept in the interval of the previous one",
 					   (double)(rel - c->last_rel) / 1e9,
 					   c->max_rel == INT64_MAX ? "the hour a gap can be" :
@@ -71,7 +71,7 @@ static int advance(struct conv *c, struct ps_etl *e, int64_t rel, const struct p
 	idx = (uint64_t)rel / iv;
 	if (idx >= PS_TRACE_MAX_INTERVALS || idx >= (uint64_t)PS_TRACE_TIME_MAX / iv) {
 		c->bad_ts++;
-		ps_conv_etl__event_problem(c, ev, "pool event %.3f s after the start, past the %u "
+		ps_conv_etl__event_problem(c, off, "pool event %.3f s after the start, past the %u "
 					   "intervals of %.3f s a trace holds; kept in the interval "
 					   "of the previous one", (double)rel / 1e9,
 					   PS_TRACE_MAX_INTERVALS, (double)iv / 1e9);
@@ -80,7 +80,7 @@ static int advance(struct conv *c, struct ps_etl *e, int64_t rel, const struct p
 	if (rel > c->last_rel)
 		c->last_rel = rel;
 	while (c->cur_idx < idx) {
-		if (ps_conv_etl__commit(c, e) < 0)
+		if (ps_conv_etl__commit(c) < 0)
 			return c->rc;
 		c->cur_idx++;
 		if (ps_conv_etl__begin(c) < 0)
@@ -145,47 +145,15 @@ static void release(struct conv *c, uint32_t li, bool implicit)
 #define POOL_ABSURD (1ull << 47)
 
 /*
- * A pool event's payload: pool type and tag (u32 each), size and entry (pointers of the
- * event's width), then the session id of the session events. Its least length, and where the
- * fields the live map is keyed by sit: read by on_pool and, an event early, by peek_pool.
+ * A pool event whose payload holds its fields; the feed decoded them (pool type and tag, size,
+ * entry, the session's id). The live map is keyed by (entry, session).
  */
-static inline bool pool_session_event(const struct ps_etl_event *ev)
+static int on_pool(struct conv *c, const struct feed_pool *p)
 {
-	return ev->type == PS_ETW_POOL_ALLOC_SESSION || ev->type == PS_ETW_POOL_FREE_SESSION;
-}
-
-static inline uint32_t pool_need(const struct ps_etl_event *ev)
-{
-	return 8 + 2 * ev->ptr_size + (pool_session_event(ev) ? 4 : 0);
-}
-
-static inline uint64_t pool_entry(const struct ps_etl_event *ev)
-{
-	return ps_rdptr(ev->payload + 8 + ev->ptr_size, ev->ptr_size);
-}
-
-static inline uint32_t pool_session(const struct ps_etl_event *ev)
-{
-	return pool_session_event(ev) ? ps_rd32(ev->payload + 8 + 2 * ev->ptr_size) : NOSESSION;
-}
-
-static int on_pool(struct conv *c, const struct ps_etl_event *ev)
-{
-	unsigned p = ev->ptr_size;
-	bool session = pool_session_event(ev);
-	bool alloc = ev->type == PS_ETW_POOL_ALLOC || ev->type == PS_ETW_POOL_ALLOC_SESSION;
-	uint32_t need = pool_need(ev);
-	const uint8_t *d = ev->payload;
-
-	if (ev->payload_len < need) {
-		c->bad_pool++;
-		ps_conv_etl__event_problem(c, ev, "pool event type 0x%x has %u bytes of payload, "
-					   "expected %u", ev->type, ev->payload_len, need);
-		return 0;
-	}
-	uint32_t ptype = ps_rd32(d), rawtag = ps_rd32(d + 4);
-	uint64_t nbytes = ps_rdptr(d + 8, p), entry = pool_entry(ev);
-	uint32_t sess = pool_session(ev);
+	bool session = p->type == PS_ETW_POOL_ALLOC_SESSION || p->type == PS_ETW_POOL_FREE_SESSION;
+	bool alloc = p->type == PS_ETW_POOL_ALLOC || p->type == PS_ETW_POOL_ALLOC_SESSION;
+	uint32_t ptype = p->ptype, sess = p->sess;
+	uint64_t nbytes = p->nbytes, entry = p->entry;
 
 	if (ptype & PS_ETW_POOLTYPE_BIGPOOL) {
 		c->bigpool++;
@@ -208,7 +176,7 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	c->res->pool_allocs++;
 	if (nbytes > POOL_ABSURD) {
 		c->bad_pool++;
-		ps_conv_etl__event_problem(c, ev, "pool allocation of %llu bytes, more than an "
+		ps_conv_etl__event_problem(c, p->off, "pool allocation of %llu bytes, more than an "
 					   "address space holds; event skipped",
 					   (unsigned long long)nbytes);
 		return 0;
@@ -219,7 +187,7 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	 */
 	if (nbytes > PS_CONVERT_ABSURD - c->alloc_total) {
 		c->bad_pool++;
-		ps_conv_etl__event_problem(c, ev, "pool allocation of %llu bytes after %llu bytes in "
+		ps_conv_etl__event_problem(c, p->off, "pool allocation of %llu bytes after %llu bytes in "
 					   "this file: past 2^52 bytes (4 PiB) in all, which no pool "
 					   "holds; event skipped", (unsigned long long)nbytes,
 					   (unsigned long long)c->alloc_total);
@@ -227,7 +195,7 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	}
 	c->alloc_total += nbytes;
 	uint32_t ti = 0;
-	if (tag_index(c, rawtag, pool, paged, &ti) < 0)
+	if (tag_index(c, p->rawtag, pool, paged, &ti) < 0)
 		return c->rc;
 	uint32_t li;
 	if (c->freelive != UINT32_MAX) {
@@ -261,10 +229,10 @@ static int on_pool(struct conv *c, const struct ps_etl_event *ev)
 	touch(c, ti);
 
 	struct ring_ent *r = &c->ring[c->ring_head];
-	r->ts = ev->ts;
-	r->tid = ev->has_tid ? ev->tid : NOSESSION;
-	r->pid = ev->has_tid ? ev->pid : NOSESSION;
-	r->cpu = ev->cpu;
+	r->ts = p->ts;
+	r->tid = p->tid;
+	r->pid = p->pid;
+	r->cpu = p->cpu;
 	r->stacked = false;
 	r->live = li;
 	r->seq = l->seq;
@@ -454,19 +422,93 @@ static int on_process(struct conv *c, const struct ps_etl_event *ev)
 
 /* --- the driver ---------------------------------------------------------------------------- */
 
-/*
- * A pool event about to be handed out: its live-allocation slot is loaded while the events
- * before it are handled. That lookup is a memory access per event that the table's size puts
- * past the caches; started an event or more early, most of its wait overlaps other work.
- */
-static void peek_pool(void *arg, const struct ps_etl_event *ev)
+/* A pool event too short to hold its fields: it still moves the timeline. */
+static int on_short_pool(struct conv *c, const struct ps_etl_event *ev)
 {
-	const struct conv *c = arg;
+	uint64_t off = ev->file_off + ev->buf_off;
 
-	if (!ev->kernel || ev->group != PS_ETW_GROUP_POOL || ev->type < PS_ETW_POOL_ALLOC ||
-	    ev->type > PS_ETW_POOL_FREE_SESSION || ev->payload_len < pool_need(ev))
-		return;
-	ps_kmap_prefetch(&c->livemap, pool_entry(ev), pool_session(ev));
+	if (advance(c, ps_etl_rel_ns(c->h, ev->ts), off) < 0)
+		return c->rc;
+	c->bad_pool++;
+	ps_conv_etl__event_problem(c, off, "pool event type 0x%x has %u bytes of payload, "
+				   "expected %u", ev->type, ev->payload_len, ps_conv_pool_need(ev));
+	return 0;
+}
+
+static void on_event(struct conv *c, const struct feed_event *r)
+{
+	struct ps_etl_event ev = r->ev;
+	const uint8_t *raw = (const uint8_t *)(r + 1);
+
+	ev.raw = raw;
+	ev.payload = raw + r->payload_off;
+	ev.guid = r->guid_off == UINT32_MAX ? NULL : raw + r->guid_off;
+	switch (ev.group) {
+	case PS_ETW_GROUP_POOL:
+		on_short_pool(c, &ev);
+		break;
+	case PS_ETW_GROUP_STACKWALK:
+		on_stackwalk(c, &ev);
+		break;
+	case PS_ETW_GROUP_IMAGE:
+		ps_conv_etl__on_image(c, &ev);
+		break;
+	case PS_ETW_GROUP_PROCESS:
+		if (ev.type == PS_ETW_PROCESS_IMAGE_LOAD)
+			ps_conv_etl__on_image(c, &ev);
+		else
+			on_process(c, &ev);
+		break;
+	}
+}
+
+static inline size_t rec_size(const uint8_t *m)
+{
+	return *m == FEED_POOL ? sizeof(struct feed_pool) : ((const struct feed_event *)m)->size;
+}
+
+/*
+ * The records of one batch, in order. The live-allocation slot of the pool record PREFETCH
+ * records ahead is loaded while the ones before it are handled: that lookup is a memory access
+ * per event that the table's size puts past the caches, and most of its wait then overlaps
+ * other work.
+ */
+#define PREFETCH 8
+
+static int run_batch(struct conv *c, const struct feed_batch *b)
+{
+	const uint8_t *m = b->mem, *end = b->mem + b->len, *ahead = m;
+
+	for (unsigned k = 0; k < PREFETCH && ahead < end; k++)
+		ahead += rec_size(ahead);
+	while (m < end) {
+		if (ahead < end) {
+			if (*ahead == FEED_POOL) {
+				const struct feed_pool *q = (const struct feed_pool *)ahead;
+				ps_kmap_prefetch(&c->livemap, q->entry, q->sess);
+			}
+			ahead += rec_size(ahead);
+		}
+		switch (*m) {
+		case FEED_POOL: {
+			const struct feed_pool *p = (const struct feed_pool *)m;
+			if (advance(c, ps_etl_rel_ns(c->h, p->ts), p->off) < 0)
+				return c->rc;
+			on_pool(c, p);
+			break;
+		}
+		case FEED_EVENT:
+			on_event(c, (const struct feed_event *)m);
+			break;
+		case FEED_STATS:
+			c->st = *(const struct feed_stats *)m;
+			break;
+		}
+		if (c->rc)
+			return c->rc;
+		m += rec_size(m);
+	}
+	return 0;
 }
 
 int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert_opts *o,
@@ -475,7 +517,9 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 	struct conv c = { .path = path, .t = t, .o = o, .res = res, .err = err, .errlen = errlen,
 			  .freelive = UINT32_MAX };
 	struct ps_etl *e;
-	struct ps_etl_event ev;
+	struct feed *f = NULL;
+	const struct feed_batch *b;
+	bool thread;
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -483,58 +527,39 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 		snprintf(err, errlen, "interval must be 1 ns..2^62 ns");
 		return -EINVAL;
 	}
-	r = ps_etl_open(&e, path, PS_ETL_ORDERED, err, errlen);
+	thread = ps_conv_feed_threaded(path);
+	r = ps_etl_open(&e, path, PS_ETL_ORDERED | (thread ? PS_ETL_NO_HELPER : 0), err, errlen);
 	if (r < 0)
 		return r;
 	c.h = ps_etl_logfile(e);
 	c.max_rel = span_limit(c.h);
 	if (ps_conv_etl__write_meta(&c) < 0 || ps_conv_etl__begin(&c) < 0)
 		goto out;
-	ps_etl_set_peek(e, peek_pool, &c);
-	while ((r = ps_etl_next(e, &ev)) > 0) {
-		res->events++;
-		if (o->progress && !(res->events & 0xffff))
-			o->progress(o->progress_arg, ps_etl_stats(e)->bytes_read,
-				    ps_etl_stats(e)->file_size, res->events);
-		if (!ev.kernel)
-			continue;
-		switch (ev.group) {
-		case PS_ETW_GROUP_POOL:
-			if (ev.type < PS_ETW_POOL_ALLOC || ev.type > PS_ETW_POOL_FREE_SESSION)
-				break;
-			if (advance(&c, e, ps_etl_rel_ns(c.h, ev.ts), &ev) < 0)
-				goto out;
-			on_pool(&c, &ev);
-			break;
-		case PS_ETW_GROUP_STACKWALK:
-			on_stackwalk(&c, &ev);
-			break;
-		case PS_ETW_GROUP_IMAGE:
-			if (ev.type == PS_ETW_IMAGE_UNLOAD || ev.type == PS_ETW_IMAGE_DCSTART ||
-			    ev.type == PS_ETW_IMAGE_DCEND || ev.type == PS_ETW_IMAGE_LOAD)
-				ps_conv_etl__on_image(&c, &ev);
-			break;
-		case PS_ETW_GROUP_PROCESS:
-			if (ev.type == PS_ETW_PROCESS_IMAGE_LOAD)
-				ps_conv_etl__on_image(&c, &ev);
-			else if (ev.type == PS_ETW_PROCESS_START ||
-				 ev.type == PS_ETW_PROCESS_DCSTART)
-				on_process(&c, &ev);
-			break;
-		}
-		if (c.rc)
+	if (ps_conv_feed_open(&f, e, o, thread) < 0) {
+		ps_conv_etl__oom(&c);
+		goto out;
+	}
+	while ((b = ps_conv_feed_next(f))) {
+		r = run_batch(&c, b);
+		ps_conv_feed_done(f);
+		if (r < 0)
 			goto out;
 	}
+	/* the feed is at the end: the reader is the caller's again */
+	r = ps_conv_feed_end(f, &res->events);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: read error: %s", path, strerror(-r));
 		c.rc = r;
 		goto out;
 	}
+	c.st.flag_events_lost = ps_etl_stats(e)->flag_events_lost;
+	c.st.flag_buffer_lost = ps_etl_stats(e)->flag_buffer_lost;
+	c.st.problems = ps_etl_stats(e)->problems;
 	res->stack_keys_unresolved = ps_conv_etl__unresolved_keys(&c);
 	if (ps_conv_etl__write_stacks(&c) < 0 ||
 	    ps_trace_set_meta_int(t, PS_META_STACKS_UNRESOLVED_KEYS,
 				  (int64_t)res->stack_keys_unresolved) < 0 ||
-	    ps_conv_etl__commit(&c, e) < 0)
+	    ps_conv_etl__commit(&c) < 0)
 		goto out;
 	if (o->progress)
 		o->progress(o->progress_arg, ps_etl_stats(e)->file_size, ps_etl_stats(e)->file_size,
@@ -543,6 +568,7 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 	if (ps_etl_problem(e, 0))
 		ps_strlcpy(res->first_problem, ps_etl_problem(e, 0), sizeof(res->first_problem));
 out:
+	ps_conv_feed_close(f);	/* first: its thread reads e */
 	ps_etl_close(e);
 	for (uint32_t i = 0; i < c.nstacks; i++)
 		free(c.stacks[i].addr);

@@ -10,6 +10,8 @@
  *                         samples and counters, tags, meta, the input's problems
  *   convert_etl_stacks.c  the distinct stacks, the kernel module map that names their frames
  *                         (image loads and rundowns), and writing the stacks at the end
+ *   convert_etl_feed.c    the events in time order as batches of records, decoded for pool
+ *                         events, read on a helper thread where one may be used
  *
  * Every function an event goes through stays in convert_etl.c, where the compiler inlines it
  * into the loop; the calls the others offer are made once per interval, per new tag or stack,
@@ -25,11 +27,76 @@
 
 #include "userspace/lib/etw/convert.h"
 #include "userspace/lib/etw/etl.h"
+#include "userspace/lib/etw/etwkernel.h"
 #include "userspace/lib/etw/kmap.h"
 
 #define NOSESSION	UINT32_MAX
 #define RING		1024
 #define MAX_FRAMES	256
+
+/* --- convert_etl_feed.c: the records a batch holds, each 8-byte aligned ------------------- */
+
+enum { FEED_POOL = 1, FEED_EVENT, FEED_STATS };
+
+/* A pool allocation or free whose payload holds its fields (ps_conv_pool_need()). */
+struct feed_pool {
+	uint8_t kind, type;		/* FEED_POOL; PS_ETW_POOL_* */
+	uint16_t cpu;
+	uint32_t rawtag;
+	int64_t ts;			/* raw, as in the file */
+	uint64_t entry, nbytes;
+	uint64_t off;			/* in the file, for the problem text */
+	uint32_t ptype, sess;		/* sess NOSESSION for the events without one */
+	uint32_t tid, pid;		/* NOSESSION when the header had none */
+};
+_Static_assert(sizeof(struct feed_pool) == 56, "a pool record is 56 bytes");
+
+/* Any other event the driver handles: ev, then its size bytes; ev's pointers are offsets. */
+struct feed_event {
+	uint8_t kind, pad[3];
+	uint32_t size;			/* of the record, aligned */
+	uint32_t payload_off, guid_off;	/* guid_off UINT32_MAX: none */
+	struct ps_etl_event ev;
+};
+
+/* The reader's drop and problem counts changed before the next record's event. */
+struct feed_stats {
+	uint8_t kind, pad[3];
+	uint32_t size;
+	uint32_t flag_events_lost, flag_buffer_lost, problems, pad2;
+};
+
+struct feed_batch {
+	uint8_t *mem;
+	size_t cap, len;
+};
+
+struct feed;
+/*
+ * Whether the feed of path runs on a helper thread: POOLSCOPE_ETL_THREADS above 0, or unset
+ * with a file of 1 MiB or more and two processors or more. The reader is then opened with
+ * PS_ETL_NO_HELPER: the feed's thread reads and decompresses as well.
+ */
+bool ps_conv_feed_threaded(const char *path);
+/* The feed of e (opened PS_ETL_ORDERED), on a helper thread when thread and one starts. */
+int ps_conv_feed_open(struct feed **f, struct ps_etl *e, const struct ps_convert_opts *o,
+		      bool thread);
+/* The next batch, NULL at the end; then ps_conv_feed_end(). */
+const struct feed_batch *ps_conv_feed_next(struct feed *f);
+/* The batch ps_conv_feed_next() gave is done with. */
+void ps_conv_feed_done(struct feed *f);
+/* At the end: 0 or the reader's negative error; *events, every event of the file read. */
+int ps_conv_feed_end(const struct feed *f, uint64_t *events);
+/* Stops the thread if there is one; f may be NULL. */
+void ps_conv_feed_close(struct feed *f);
+
+/* A pool event's least payload: pool type and tag, size and entry, the session's id. */
+static inline uint32_t ps_conv_pool_need(const struct ps_etl_event *ev)
+{
+	bool session = ev->type == PS_ETW_POOL_ALLOC_SESSION || ev->type == PS_ETW_POOL_FREE_SESSION;
+
+	return 8 + 2 * ev->ptr_size + (session ? 4 : 0);
+}
 
 enum { POOL_NONPAGED, POOL_PAGED, POOL_SESSION };
 
@@ -140,6 +207,7 @@ struct conv {
 	uint64_t events_lost_flag, stack_user_parts, bad_ts, bigpool, stackwalk;
 	uint64_t bad_pool;	/* pool events skipped: short payload, impossible size */
 	uint64_t alloc_total;	/* bytes of the allocations counted, <= PS_CONVERT_ABSURD */
+	struct feed_stats st;	/* the reader's counts as of the event last handled */
 	int64_t ctr_written[16];	/* commit()'s counters as last written, plus 1 (0: never) */
 };
 
@@ -165,11 +233,11 @@ static inline bool is_kernel_addr(uint64_t a, unsigned ptr)
 /* convert_etl_trace.c. Failures set c->rc and c->err once (the first one) and return c->rc. */
 int ps_conv_etl__fail_trace(struct conv *c, const char *what, int r);
 int ps_conv_etl__oom(struct conv *c);
-/* A damaged event: counted as a problem of the input, the first one described with its offset. */
-void ps_conv_etl__event_problem(struct conv *c, const struct ps_etl_event *ev, const char *fmt, ...)
+/* A damaged event at off: counted as a problem of the input, the first one described. */
+void ps_conv_etl__event_problem(struct conv *c, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int ps_conv_etl__begin(struct conv *c);
-int ps_conv_etl__commit(struct conv *c, struct ps_etl *e);
+int ps_conv_etl__commit(struct conv *c);
 /* Adds the tag (tag without its protected bit, pool) to the trace and the table; *out its index. */
 int ps_conv_etl__new_tag(struct conv *c, uint32_t tag, uint8_t pool, bool reclaimable,
 			 uint32_t *out);

@@ -37,7 +37,7 @@ int ps_conv_etl__oom(struct conv *c)
 	return c->rc;
 }
 
-void ps_conv_etl__event_problem(struct conv *c, const struct ps_etl_event *ev, const char *fmt, ...)
+void ps_conv_etl__event_problem(struct conv *c, uint64_t off, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -46,7 +46,7 @@ void ps_conv_etl__event_problem(struct conv *c, const struct ps_etl_event *ev, c
 	if (c->res->first_problem[0])
 		return;
 	n = snprintf(c->res->first_problem, sizeof(c->res->first_problem), "%s: offset 0x%llx: ",
-		     c->path, (unsigned long long)(ev->file_off + ev->buf_off));
+		     c->path, (unsigned long long)off);
 	if (n < 0 || (size_t)n >= sizeof(c->res->first_problem))
 		return;
 	va_start(ap, fmt);
@@ -70,10 +70,10 @@ int ps_conv_etl__begin(struct conv *c)
 	return 0;
 }
 
-int ps_conv_etl__commit(struct conv *c, struct ps_etl *e)
+int ps_conv_etl__commit(struct conv *c)
 {
 	struct ps_convert_result *res = c->res;
-	const struct ps_etl_stats *st = ps_etl_stats(e);
+	const struct feed_stats *st = &c->st;
 	int r = 0;
 
 	for (uint32_t i = 0; i < c->ndirty && !r; i++) {

@@ -115,6 +115,8 @@ struct ps_etl_stats {
 };
 
 #define PS_ETL_ORDERED	0x1
+/* With PS_ETL_ORDERED: no read-ahead helper thread (the caller reads on a thread of its own). */
+#define PS_ETL_NO_HELPER	0x2
 
 struct ps_etl;
 
@@ -137,13 +139,6 @@ const char *ps_etl_problem(const struct ps_etl *e, unsigned i);
  * ps_etl_stats()->problems); a read error returns -errno.
  */
 int ps_etl_next(struct ps_etl *e, struct ps_etl_event *ev);
-/*
- * PS_ETL_ORDERED: fn sees each processor's next event as soon as it is decoded, before
- * ps_etl_next() hands it out (one to a few events ahead), so that a caller can prefetch what
- * that event will need. The event is valid during the call only.
- */
-void ps_etl_set_peek(struct ps_etl *e, void (*fn)(void *arg, const struct ps_etl_event *ev),
-		     void *arg);
 
 /*
  * Per-event callback of ps_etl_scan(), on the worker's thread; ev is valid during the call only.

@@ -90,8 +90,6 @@ struct ps_etl {
 	uint32_t nrefs;
 	struct cursor *cpus;
 	uint32_t ncpus;
-	void (*peek)(void *arg, const struct ps_etl_event *ev);
-	void *peek_arg;
 	struct readahead *ra;		/* ordered, large files: the helper loading next buffers */
 };
 

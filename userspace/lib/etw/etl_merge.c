@@ -98,7 +98,7 @@ static void ra_start(struct ps_etl *e)
 {
 	struct readahead *ra;
 
-	if (ps_etl__helpers(e) <= 0 || e->nrefs <= e->ncpus)
+	if ((e->flags & PS_ETL_NO_HELPER) || ps_etl__helpers(e) <= 0 || e->nrefs <= e->ncpus)
 		return;
 	ra = calloc(1, sizeof(*ra));
 	if (!ra)
@@ -273,21 +273,6 @@ static void cpu_advance(struct ps_etl *e, struct cursor *c)
 	}
 }
 
-static void peek(struct ps_etl *e, const struct cursor *c)
-{
-	if (e->peek && c->have_ev)
-		e->peek(e->peek_arg, &c->ev);
-}
-
-void ps_etl_set_peek(struct ps_etl *e, void (*fn)(void *arg, const struct ps_etl_event *ev),
-		     void *arg)
-{
-	e->peek = fn;
-	e->peek_arg = arg;
-	for (uint32_t c = 0; c < e->ncpus; c++)
-		peek(e, &e->cpus[c]);
-}
-
 int ps_etl__merge_open(struct ps_etl *e)
 {
 	int r = build_index(e);
@@ -327,7 +312,6 @@ int ps_etl__merge_next(struct ps_etl *e, struct ps_etl_event *ev)
 		ev->raw = e->cur.mem;
 		cpu_advance(e, best);
 	}
-	peek(e, best);
 	e->st.events++;
 	return 1;
 }
