@@ -34,6 +34,7 @@ _Static_assert(BATCH_BYTES >= sizeof(struct feed_stats) + sizeof(struct feed_eve
 
 struct feed {
 	struct ps_etl *e;
+	const struct ps_etl_stats *st;	/* the reader's, kept up to date by it */
 	const struct ps_convert_opts *o;
 	uint64_t events;
 	struct feed_stats last;		/* the counts as last recorded */
@@ -101,7 +102,7 @@ static bool wanted(const struct ps_etl_event *ev)
  */
 static int put_event(struct feed *f, struct feed_batch *b, const struct ps_etl_event *ev)
 {
-	const struct ps_etl_stats *st = ps_etl_stats(f->e);
+	const struct ps_etl_stats *st = f->st;
 	size_t mark = b->len;
 
 	if (st->flag_events_lost != f->last.flag_events_lost ||
@@ -173,8 +174,8 @@ static void fill(struct feed *f, struct feed_batch *b)
 			goto end;
 		f->events++;
 		if (o->progress && !(f->events & 0xffff))
-			o->progress(o->progress_arg, ps_etl_stats(f->e)->bytes_read,
-				    ps_etl_stats(f->e)->file_size, f->events);
+			o->progress(o->progress_arg, f->st->bytes_read, f->st->file_size,
+				    f->events);
 		if (!wanted(&ev))
 			continue;
 		if (!put_event(f, b, &ev)) {
@@ -221,6 +222,7 @@ int ps_conv_feed_open(struct feed **out, struct ps_etl *e, const struct ps_conve
 	if (!f)
 		return -ENOMEM;
 	f->e = e;
+	f->st = ps_etl_stats(e);
 	f->o = o;
 	for (unsigned i = 0; i < (thread ? NBATCH : 1u); i++) {
 		f->b[i].mem = malloc(BATCH_BYTES);
