@@ -283,8 +283,8 @@ fuzz:
 	$(Q)$(FUZZ_CC) $(FUZZ_SRCS) -o $(O)/fuzz/etl_fuzz
 	$(Q)$(O)/fuzz/etl_fuzz $(FUZZ_RUN) -max_len=131072 $(O)/fuzz/work $(FUZZ_CORPUS)/etl
 	$(call msg,FUZZ,$(O)/fuzz/convert_fuzz)
-	$(Q)$(FUZZ_CC) tests/fuzz/convert_fuzz.c $(CORE_SRCS) -o $(O)/fuzz/convert_fuzz \
-		-lsqlite3 -lm -lpthread
+	$(Q)$(FUZZ_CC) -DPS_FEED_BATCH_BYTES=73728 tests/fuzz/convert_fuzz.c $(CORE_SRCS) \
+		-o $(O)/fuzz/convert_fuzz -lsqlite3 -lm -lpthread
 	$(Q)$(O)/fuzz/convert_fuzz $(FUZZ_RUN) -max_len=131072 $(O)/fuzz/convert-work \
 		$(FUZZ_CORPUS)/etl tests/fuzz/convert-seeds
 	$(call msg,FUZZ,$(O)/fuzz/text_fuzz)

@@ -17,7 +17,8 @@ static char fuzz_dir[64];
 
 static void fuzz_cleanup(void)
 {
-	static const char *const names[] = { "in", "t.db", "t.db-journal", "t.db-wal", "t.db-shm" };
+	static const char *const names[] = { "in", "t.db", "t.db-journal", "t.db-wal", "t.db-shm",
+					     "t2.db", "t2.db-journal", "t2.db-wal", "t2.db-shm" };
 	char p[128];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

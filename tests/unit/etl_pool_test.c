@@ -10,6 +10,7 @@
  * lost-event counters, meta.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -706,13 +707,33 @@ out:
 	return text;
 }
 
-static int convert_with_threads(const char *etl, const char *db, const char *threads,
-				struct ps_convert_result *res, char *err, size_t errlen)
+/* The progress callback runs on the thread that reads the file: where it ran, and how often. */
+struct progress_seen {
+	pthread_t caller;
+	unsigned calls, other_thread;
+};
+
+static void note_progress(void *arg, uint64_t done, uint64_t total, uint64_t events)
 {
-	struct ps_convert_opts o = { .interval_ns = 1000000000ULL };
+	struct progress_seen *p = arg;
+
+	(void)done, (void)total, (void)events;
+	p->calls++;
+	if (!pthread_equal(pthread_self(), p->caller))
+		p->other_thread++;
+}
+
+/* etl into db at 1 s intervals with POOLSCOPE_ETL_THREADS=threads; *seen, the progress calls. */
+static int convert_with_threads(const char *etl, const char *db, const char *threads,
+				struct ps_convert_result *res, struct progress_seen *seen,
+				char *err, size_t errlen)
+{
+	struct ps_convert_opts o = { .interval_ns = 1000000000ULL, .progress = note_progress,
+				     .progress_arg = seen };
 	struct ps_trace *t;
 	int rc;
 
+	*seen = (struct progress_seen){ .caller = pthread_self() };
 	unlink(db);
 	setenv("POOLSCOPE_ETL_THREADS", threads, 1);
 	rc = ps_trace_create(&t, db, 0);
@@ -790,9 +811,14 @@ TEST(feed_thread_gives_the_same_trace)
 	etlw_event(w, 0, false, 0x0e, 0x20, 2, 100, 4, T0 + 1000 * FREQ, d, n);
 	ASSERT_OK(etlw_close(w), "close");
 
-	if (!ASSERT_OK(convert_with_threads(etl, db0, "0", &r0, err, sizeof(err)), err) ||
-	    !ASSERT_OK(convert_with_threads(etl, db1, "1", &r1, err, sizeof(err)), err))
+	struct progress_seen p0, p1;
+	if (!ASSERT_OK(convert_with_threads(etl, db0, "0", &r0, &p0, err, sizeof(err)), err) ||
+	    !ASSERT_OK(convert_with_threads(etl, db1, "1", &r1, &p1, err, sizeof(err)), err))
 		return;
+	/* every 64k events and once at the end; on the reading thread, which is ours without one */
+	ASSERT_TRUE(p0.calls >= 3 && p0.other_thread == 0, "without the thread: read by the caller");
+	ASSERT_TRUE(p1.calls >= 3 && p1.other_thread == p1.calls - 1,
+		    "with it: read on another thread (the last call is the caller's)");
 	ASSERT_TRUE(r0.events > 130000 && r0.pool_allocs > 70000 && r0.pool_frees > 15000 &&
 		    r0.stacks_matched > 20000 && r0.implicit_frees > 0 && r0.problems > 100,
 		    "the file holds what the test wants of it");
@@ -804,4 +830,104 @@ TEST(feed_thread_gives_the_same_trace)
 	}
 	free(t0);
 	free(t1);
+}
+
+/* A counter's value at each interval of a trace (its last row at or before it), n at most. */
+static uint32_t counter_series(const char *db, const char *name, int64_t *v, uint32_t n)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	uint32_t k = 0;
+
+	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(h, "SELECT coalesce(value, 0) FROM counter_values WHERE name = ? "
+			       "ORDER BY interval", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+		while (k < n && sqlite3_step(st) == SQLITE_ROW)
+			v[k++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return k;
+}
+
+/*
+ * The reader's drop and problem counts go into the interval in which the reader reported them,
+ * with the feed thread and without: two buffers flagged EVENTS_LOST and BUFFER_LOST and one
+ * with a damaged event, early in a file of 10 intervals. The expected series comes from a walk
+ * of the same file in time order: interval k's value is the count after the event that opened
+ * interval k + 1 was read (the converter closes k then), the last one's the count at the end.
+ */
+TEST(reader_counts_land_in_their_interval)
+{
+	const unsigned p = 8, bufsize = 4096;
+	char etl[1024], db[1024], err[512];
+	const char *names[] = { "drops.buffers_flagged_events_lost", "drops.buffers_flagged_lost",
+				"drops.etl_problems" };
+	int64_t want[3][16] = { { 0 } }, got[16];
+	struct ps_convert_result res;
+	struct progress_seen seen;
+	uint8_t d[64];
+
+	snprintf(etl, sizeof(etl), "%s/counts.etl", ps_test_tmpdir());
+	snprintf(db, sizeof(db), "%s/counts.db", ps_test_tmpdir());
+	struct etlw *w = etlw_open(etl, p, 2, bufsize, false, T0, FREQ, FT0);
+	if (!ASSERT_NOT_NULL(w, "open"))
+		return;
+	for (uint32_t i = 0; i < 4000; i++) {
+		uint32_t n = ew_pool(d, p, 512, "Cnts", 0x40, 0xffffa00000000000ULL + i * 0x40, -1);
+		etlw_event(w, i & 1, false, 0x0e, 0x20, 2, 100, 4, T0 + 1000 + (int64_t)i * (10 * SEC / 4000),
+			   d, n);
+	}
+	ASSERT_OK(etlw_close(w), "close");
+	/* buffer 0 is the header's; the data buffers follow it, bufsize bytes each */
+	FILE *f = fopen(etl, "r+b");
+	if (!ASSERT_NOT_NULL(f, etl))
+		return;
+	uint8_t flag[2] = { 0x06, 0x00 }, bad[2] = { 0xff, 0xff };
+	fseek(f, 8L * bufsize + 0x34, SEEK_SET);		/* EVENTS_LOST | BUFFER_LOST */
+	fwrite(flag, 1, 2, f);
+	fseek(f, 20L * bufsize + 0x34, SEEK_SET);
+	fwrite(flag, 1, 2, f);
+	fseek(f, 30L * bufsize + EW_HDR + 4, SEEK_SET);	/* an event's size past its buffer */
+	fwrite(bad, 1, 2, f);
+	fclose(f);
+
+	struct ps_etl *e;
+	struct ps_etl_event ev;
+	uint32_t cur = 0, nint;
+	if (!ASSERT_OK(ps_etl_open(&e, etl, PS_ETL_ORDERED, err, sizeof(err)), err))
+		return;
+	const struct ps_etl_stats *st = ps_etl_stats(e);
+	while (ps_etl_next(e, &ev) > 0) {
+		if (ev.group != 0x0e)
+			continue;
+		uint32_t idx = (uint32_t)(ps_etl_rel_ns(ps_etl_logfile(e), ev.ts) / 1000000000);
+		for (; cur < idx && cur < 16; cur++) {
+			want[0][cur] = st->flag_events_lost;
+			want[1][cur] = st->flag_buffer_lost;
+			want[2][cur] = st->problems;
+		}
+	}
+	nint = cur + 1;
+	want[0][cur] = st->flag_events_lost;
+	want[1][cur] = st->flag_buffer_lost;
+	want[2][cur] = st->problems;
+	ps_etl_close(e);
+	if (!ASSERT_EQ(nint, 10, "10 intervals") ||
+	    !ASSERT_TRUE(want[0][0] == 0 && want[0][8] == 2 && want[2][3] == 0 && want[2][8] == 1,
+			 "the counts change within the file, not at its end"))
+		return;
+	for (int mode = 0; mode < 2; mode++) {
+		if (!ASSERT_OK(convert_with_threads(etl, db, mode ? "1" : "0", &res, &seen, err,
+						    sizeof(err)), err))
+			return;
+		for (int c = 0; c < 3; c++) {
+			uint32_t n = counter_series(db, names[c], got, 16);
+			ASSERT_EQ(n, nint, names[c]);
+			for (uint32_t k = 0; k < n && k < nint; k++)
+				if (!ASSERT_EQ(got[k], want[c][k], names[c]))
+					break;
+		}
+	}
 }

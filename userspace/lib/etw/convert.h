@@ -26,7 +26,10 @@ enum ps_input_kind {
 struct ps_convert_opts {
 	uint64_t interval_ns;			/* ETL timeline step; snapshot spacing for text */
 	const struct ps_pooltags *pooltags;	/* NULL: no owners */
-	/* Called now and then (about every 64k events) when not NULL. */
+	/*
+	 * Called now and then (about every 64k events) when not NULL; for an .etl of 1 MiB or
+	 * more, on the thread that reads it, not the caller's (POOLSCOPE_ETL_THREADS).
+	 */
 	void (*progress)(void *arg, uint64_t bytes_done, uint64_t bytes_total, uint64_t events);
 	void *progress_arg;
 };

@@ -27,7 +27,10 @@
 #include "userspace/lib/etw/etwkernel.h"
 
 #define NBATCH		4
-#define BATCH_BYTES	(256u * 1024)
+#ifndef PS_FEED_BATCH_BYTES
+#define PS_FEED_BATCH_BYTES	(256u * 1024)	/* the convert fuzzer's build makes it smaller */
+#endif
+#define BATCH_BYTES	PS_FEED_BATCH_BYTES
 #define THREAD_MIN_FILE	(1u << 20)
 _Static_assert(BATCH_BYTES >= sizeof(struct feed_stats) + sizeof(struct feed_event) + 65536,
 	       "an empty batch holds the largest event");
@@ -169,6 +172,12 @@ static void fill(struct feed *f, struct feed_batch *b)
 		}
 	}
 	while (b->len + sizeof(struct feed_pool) + sizeof(struct feed_stats) <= b->cap) {
+		/*
+		 * Events the converter does not use take no room: a file of them fills no batch,
+		 * so a converter that failed is not kept waiting until the end of the file.
+		 */
+		if (!(f->events & 0xfff) && __atomic_load_n(&f->stop, __ATOMIC_RELAXED))
+			return;
 		r = ps_etl_next(f->e, &ev);
 		if (r <= 0)
 			goto end;
@@ -227,7 +236,7 @@ int ps_conv_feed_open(struct feed **out, struct ps_etl *e, const struct ps_conve
 	for (unsigned i = 0; i < (thread ? NBATCH : 1u); i++) {
 		f->b[i].mem = malloc(BATCH_BYTES);
 		if (!f->b[i].mem) {
-			ps_conv_feed_close(f);
+			ps_conv_feed_close(f, NULL);
 			return -ENOMEM;
 		}
 		f->b[i].cap = BATCH_BYTES;
@@ -284,13 +293,13 @@ int ps_conv_feed_end(const struct feed *f, uint64_t *events)
 	return f->end_r;
 }
 
-void ps_conv_feed_close(struct feed *f)
+void ps_conv_feed_close(struct feed *f, uint64_t *events)
 {
 	if (!f)
 		return;
 	if (f->threaded) {
 		pthread_mutex_lock(&f->lock);
-		f->stop = true;
+		__atomic_store_n(&f->stop, true, __ATOMIC_RELAXED);
 		pthread_cond_signal(&f->freed);
 		pthread_mutex_unlock(&f->lock);
 		pthread_join(f->th, NULL);
@@ -298,6 +307,8 @@ void ps_conv_feed_close(struct feed *f)
 		pthread_cond_destroy(&f->filled);
 		pthread_cond_destroy(&f->freed);
 	}
+	if (events)
+		*events = f->events;
 	for (unsigned i = 0; i < NBATCH; i++)
 		free(f->b[i].mem);
 	free(f);

@@ -85,10 +85,10 @@ int ps_conv_feed_open(struct feed **f, struct ps_etl *e, const struct ps_convert
 const struct feed_batch *ps_conv_feed_next(struct feed *f);
 /* The batch ps_conv_feed_next() gave is done with. */
 void ps_conv_feed_done(struct feed *f);
-/* At the end: 0 or the reader's negative error; *events, every event of the file read. */
+/* At the end: 0 or the reader's negative error; *events, every event of the file. */
 int ps_conv_feed_end(const struct feed *f, uint64_t *events);
-/* Stops the thread if there is one; f may be NULL. */
-void ps_conv_feed_close(struct feed *f);
+/* Stops the thread if there is one; *events (if not NULL), the events read. f may be NULL. */
+void ps_conv_feed_close(struct feed *f, uint64_t *events);
 
 /* A pool event's least payload: pool type and tag, size and entry, the session's id. */
 static inline uint32_t ps_conv_pool_need(const struct ps_etl_event *ev)
