@@ -35,10 +35,7 @@ echo stacktrace > "$I/events/kmem/mm_page_alloc/trigger"
 echo 1 > "$I/tracing_on"
 sleep 0.5
 mkdir "$T/d"
-"$PS_LIVE_BIN/fileleak" 5000 20 "$T/d" > "$T/leak.out" 2>&1 &
-lp=$!
-for _ in $(seq 100); do grep -q ready "$T/leak.out" && break; sleep 0.1; done
-grep -q ready "$T/leak.out" || fail "fileleak: $(cat "$T/leak.out")"
+ps_start_ready lp "$T/leak.out" "$PS_LIVE_BIN/fileleak" 5000 20 "$T/d" || exit 1
 sleep 1
 echo 0 > "$I/tracing_on"
 trace-cmd extract -B "$NAME" -o "$T/k.dat" > "$T/extract.log" 2>&1

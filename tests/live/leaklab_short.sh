@@ -11,14 +11,15 @@
 # without root or BTF. About 6 minutes, one of them the noise generator's warm-up.
 set -u
 : "${POOLSCOPE:?POOLSCOPE not set}"
-cd "${PS_SRCDIR:-.}"
+cd "${PS_SRCDIR:-.}" || exit 1
 export O=${POOLSCOPE%/poolscope}
 T=$(mktemp -d /var/tmp/ps-leaklab.XXXXXX) || exit 1
-trap '[ -n "${PS_KEEP:-}" ] || rm -rf "$T"' EXIT
+fails=0
+# a failed run keeps its traces and reports: a wrong verdict is looked at in its own trace
+trap 'if [ $fails != 0 ]; then echo "kept: $T"; elif [ -z "${PS_KEEP:-}" ]; then rm -rf "$T"; fi' EXIT
 
 # part OUT NOISE ONLY ROWS SECS: one run of the lab, recordings of SECS; every one of its ROWS
 # rows must be ok. A failed part does not stop the next: the log shows every verdict.
-fails=0
 part() {
 	local out=$T/$1 rc n
 	PS_LEAKLAB_OUT=$out PS_LEAKLAB_NOISE=$2 PS_LEAKLAB_ONLY=$3 PS_LEAKLAB_SECS=$5 \

@@ -27,10 +27,7 @@ ps_shrink $caches
 bases=""; for c in $caches; do bases="$bases $c=$(proc_active $c)"; done
 A=$(ps_next_idx "$db") || exit 1
 
-"$PS_LIVE_BIN/fileleak" "$N" 30 "$dir" > "$tmp/leak.out" &
-LEAK_PID=$!
-for i in $(seq 1 300); do grep -q ready "$tmp/leak.out" && break; sleep 0.1; done
-grep -q ready "$tmp/leak.out" || { echo "FAIL: fileleak not ready"; exit 1; }
+ps_start_ready LEAK_PID "$tmp/leak.out" "$PS_LIVE_BIN/fileleak" "$N" 30 "$dir" || exit 1
 sleep 0.3
 ps_shrink $caches
 B=$(ps_next_idx "$db") || exit 1

@@ -34,20 +34,8 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	ps_shrink $cache
 	base=$(proc_active $cache)
 	A=$(ps_next_idx "$db") || exit 1
-	# the last mode's file says "ready" until this one's evleak starts: gone first, so
-	# that the wait below reads only this evleak's line
-	rm -f "$tmp/leak.out"
-	"$PS_LIVE_BIN/evleak" "$N" 30 > "$tmp/leak.out" &
-	LEAK_PID=$!
-	for i in $(seq 1 300); do grep -q ready "$tmp/leak.out" 2>/dev/null && break; sleep 0.1; done
-	grep -q "ready $N" "$tmp/leak.out" || {
-		echo "FAIL: evleak not ready in 30 s: '$(cat "$tmp/leak.out")'; its state:" \
-			"$(cut -d' ' -f3 "/proc/$LEAK_PID/stat" 2>/dev/null || echo gone)," \
-			"$(ls "/proc/$LEAK_PID/fd" 2>/dev/null | wc -l) descriptors, in" \
-			"$(cat "/proc/$LEAK_PID/wchan" 2>/dev/null); kernel stack:" \
-			"$(tr '\n' ' ' < "/proc/$LEAK_PID/stack" 2>/dev/null)"
-		exit 1
-	}
+	ps_start_ready LEAK_PID "$tmp/leak.out" "$PS_LIVE_BIN/evleak" "$N" 30 || exit 1
+	grep -q "^ready $N\$" "$tmp/leak.out" || { echo "FAIL: evleak: $(cat "$tmp/leak.out")"; exit 1; }
 	sleep 0.3
 	ps_shrink $cache
 	B=$(ps_next_idx "$db") || exit 1

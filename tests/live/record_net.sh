@@ -33,10 +33,7 @@ sleep 1
 ps_shrink $caches
 bases=""; for c in $caches; do bases="$bases $c=$(proc_active $c)"; done
 A=$(ps_next_idx "$db") || exit 1
-"$PS_LIVE_BIN/tcpleak" "$NCONN" "$BYTES" 30 > "$tmp/leak.out" 2>"$tmp/leak.err" &
-LEAK_PID=$!
-for i in $(seq 1 300); do grep -q ready "$tmp/leak.out" && break; sleep 0.1; done
-grep -q ready "$tmp/leak.out" || { echo "FAIL: tcpleak not ready: $(cat "$tmp/leak.err")"; exit 1; }
+ps_start_ready LEAK_PID "$tmp/leak.out" "$PS_LIVE_BIN/tcpleak" "$NCONN" "$BYTES" 30 || exit 1
 sleep 0.3
 ps_shrink $caches
 B=$(ps_next_idx "$db") || exit 1

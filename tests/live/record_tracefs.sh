@@ -37,10 +37,7 @@ tp=$REC_PID
 ps_start_recorder "$T/bpf.db" --duration 120 --backend bpf || exit 1
 bp=$REC_PID REC_PID=
 sleep 1
-"$PS_LIVE_BIN/fileleak" 10000 120 "$T/leak" > "$T/leak.out" 2>&1 &
-lp=$!
-for _ in $(seq 300); do grep -q ready "$T/leak.out" && break; kill -0 $lp 2> /dev/null || break; sleep 0.1; done
-grep -q ready "$T/leak.out" || fail "fileleak: $(cat "$T/leak.out")"
+ps_start_ready lp "$T/leak.out" "$PS_LIVE_BIN/fileleak" 10000 120 "$T/leak" || exit 1
 for b in bpf tfs; do ps_next_idx "$T/$b.db" > /dev/null || fail "$b: no interval after the files were held"; done
 sleep 1
 kill -INT $bp

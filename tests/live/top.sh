@@ -6,6 +6,7 @@
 # trace with it. Then top beside `record -o`: it follows the trace the recorder writes.
 set -u
 : "${POOLSCOPE:?POOLSCOPE not set}" "${PS_LIVE_BIN:?PS_LIVE_BIN not set}"
+. "$(dirname "$0")/lib/record_common.sh"
 . "$(dirname "$0")/lib/noise.sh"
 command -v tmux > /dev/null || { echo "FAIL: tmux not found (make deps installs it)"; exit 1; }
 T=$(mktemp -d)
@@ -26,10 +27,7 @@ tmux new-session -d -s $S -x 110 -y 30 "'$POOLSCOPE' top --sort growth; echo EXI
 wait_for ' [1-9][0-9]* intervals,' 30 || { echo "FAIL: top never showed an interval: $(screen)"; exit 1; }
 echo "ok: top records by itself: $(screen | head -1)"
 mkdir "$T/d"
-"$PS_LIVE_BIN/fileleak" 15000 60 "$T/d" > "$T/leak.out" 2>&1 &
-lp=$!
-for _ in $(seq 100); do grep -q ready "$T/leak.out" && break; sleep 0.1; done
-grep -q ready "$T/leak.out" || { echo "FAIL: fileleak: $(cat "$T/leak.out")"; exit 1; }
+ps_start_ready lp "$T/leak.out" "$PS_LIVE_BIN/fileleak" 15000 60 "$T/d" || exit 1
 if wait_for '^filp@' 15; then echo "ok: filp among the growers: $(screen | grep '^filp@' | head -1)"
 else echo "FAIL: no filp row 15 s after 15000 files were opened:"; screen; exit 1; fi
 n1=$(intervals); sleep 2.5; n2=$(intervals)

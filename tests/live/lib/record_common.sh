@@ -70,6 +70,35 @@ ps_start_recorder() {
 	return 1
 }
 
+# ps_start_ready VAR OUT CMD...: runs a leak program in the background, its pid in the variable
+# VAR (for the caller's cleanup, also when this fails) and its output in OUT (removed first, so
+# that an earlier run's line cannot answer), and waits up to 30 s for the "ready" line it prints
+# once it holds what it made. 0 when it did; else 1, with what it printed and where it is.
+ps_start_ready() {
+	local var=$1 out=$2 pid i
+	shift 2
+	rm -f "$out"
+	"$@" > "$out" 2>&1 &
+	pid=$!
+	printf -v "$var" '%s' "$pid"
+	for i in $(seq 1 300); do
+		grep -q '^ready' "$out" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q '^ready' "$out" 2>/dev/null && return 0
+	if ! kill -0 "$pid" 2>/dev/null; then
+		echo "FAIL: $(basename "$1") exited before it was ready: '$(cat "$out")'"
+		return 1
+	fi
+	echo "FAIL: $(basename "$1") not ready in 30 s: '$(cat "$out")'; its state:" \
+		"$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)," \
+		"$(ls "/proc/$pid/fd" 2>/dev/null | wc -l) descriptors, in" \
+		"$(cat "/proc/$pid/wchan" 2>/dev/null); kernel stack:" \
+		"$(tr '\n' ' ' 2>/dev/null < "/proc/$pid/stack")"
+	return 1
+}
+
 ps_stop_recorder() {
 	[ -n "${REC_PID:-}" ] || return 0
 	kill -INT $REC_PID 2>/dev/null
