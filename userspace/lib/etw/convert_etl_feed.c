@@ -43,7 +43,7 @@ struct feed {
 	struct feed_stats last;		/* the counts as last recorded */
 	struct ps_etl_event pend;	/* read, but did not fit in the batch it was read for */
 	bool have_pend, ended;
-	int end_r;			/* ps_etl_next()'s last return, or -ENOMEM */
+	int end_r;			/* ps_etl_next()'s last return, or -EMSGSIZE */
 
 	struct feed_batch b[NBATCH];
 	unsigned head, nfull;		/* the next batch to hand out; batches filled, not taken */
