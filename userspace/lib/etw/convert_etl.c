@@ -150,7 +150,7 @@ static void release(struct conv *c, uint32_t li, bool implicit)
  */
 static int on_pool(struct conv *c, const struct feed_pool *p)
 {
-	bool session = p->type == PS_ETW_POOL_ALLOC_SESSION || p->type == PS_ETW_POOL_FREE_SESSION;
+	bool session = ps_conv_pool_session(p->type);
 	bool alloc = p->type == PS_ETW_POOL_ALLOC || p->type == PS_ETW_POOL_ALLOC_SESSION;
 	uint32_t ptype = p->ptype, sess = p->sess;
 	uint64_t nbytes = p->nbytes, entry = p->entry;
@@ -462,6 +462,7 @@ static void on_event(struct conv *c, const struct feed_event *r)
 	}
 }
 
+/* A record's size: pool records are fixed, the others say theirs at one offset. */
 static inline size_t rec_size(const uint8_t *m)
 {
 	return *m == FEED_POOL ? sizeof(struct feed_pool) : ((const struct feed_event *)m)->size;

@@ -124,8 +124,7 @@ static int put_event(struct feed *f, struct feed_batch *b, const struct ps_etl_e
 			goto undo;
 		const uint8_t *d = ev->payload;
 		unsigned w = ev->ptr_size;
-		bool session = ev->type == PS_ETW_POOL_ALLOC_SESSION ||
-			       ev->type == PS_ETW_POOL_FREE_SESSION;
+		bool session = ps_conv_pool_session(ev->type);
 		*p = (struct feed_pool){
 			.kind = FEED_POOL, .type = ev->type, .cpu = ev->cpu,
 			.rawtag = ps_rd32(d + 4), .ptype = ps_rd32(d),

@@ -65,6 +65,9 @@ struct feed_stats {
 	uint32_t size;
 	uint32_t flag_events_lost, flag_buffer_lost, problems, pad2;
 };
+/* a record that is not a pool record has its size where a feed_event has it */
+_Static_assert(offsetof(struct feed_stats, size) == offsetof(struct feed_event, size),
+	       "records other than pool records keep their size at one offset");
 
 struct feed_batch {
 	uint8_t *mem;
@@ -90,12 +93,16 @@ int ps_conv_feed_end(const struct feed *f, uint64_t *events);
 /* Stops the thread if there is one; *events (if not NULL), the events read. f may be NULL. */
 void ps_conv_feed_close(struct feed *f, uint64_t *events);
 
+/* The pool event types (PS_ETW_POOL_*) whose payload ends with a session id. */
+static inline bool ps_conv_pool_session(uint8_t type)
+{
+	return type == PS_ETW_POOL_ALLOC_SESSION || type == PS_ETW_POOL_FREE_SESSION;
+}
+
 /* A pool event's least payload: pool type and tag, size and entry, the session's id. */
 static inline uint32_t ps_conv_pool_need(const struct ps_etl_event *ev)
 {
-	bool session = ev->type == PS_ETW_POOL_ALLOC_SESSION || ev->type == PS_ETW_POOL_FREE_SESSION;
-
-	return 8 + 2 * ev->ptr_size + (session ? 4 : 0);
+	return 8 + 2 * ev->ptr_size + (ps_conv_pool_session(ev->type) ? 4 : 0);
 }
 
 enum { POOL_NONPAGED, POOL_PAGED, POOL_SESSION };
