@@ -10,9 +10,12 @@
 # load, a 95% interval over the pairs. (3) CPU taken by the recorder's BPF programs and process during one SMB run. (4) Trace
 # bytes per hour and per day of that recording (target: a day under 2 GiB). (5) The allocator
 # events a demo-length (60 s) recording of the load skipped for re-entry, per program.
+# (6, not by default) The SMB load against the test server in the caller's session (the
+# default) and in a session of its own, as a daemon runs: rounds alternate the two, the server
+# restarted each time; IOPS, p99.9 and max latency, medians and the paired IOPS ratio.
 # Env: O, POOLSCOPE, PS_BENCH_ROUNDS (5), PS_BENCH_SECS (15), PS_BENCH_SIZE_SECS (120),
 # PS_BENCH_RATE, PS_BENCH_PAIRS (30), PS_BENCH_WINDOW (8 s) for cpuio,
-# PS_BENCH_PARTS ("compare loss cpuio size reentry cpu").
+# PS_BENCH_PARTS ("compare loss cpuio size reentry cpu"; "session" on request).
 set -u
 cd "$(dirname "$0")/../.."
 O=${O:-.output}
@@ -46,6 +49,28 @@ for r in $(seq "$ROUNDS"); do
 done
 ms=$(med <<< "$s_all"); mu=$(med <<< "$u_all"); mp=$(med <<< "$p_all")
 echo "  median: smb $ms IOPS, local io_uring $mu, local pread $mp; local/smb (paired median) $(med <<< "$ratios")x"
+fi
+if part session; then
+echo "== test server in the caller's session or its own, $ROUNDS rounds x ${SECS}s, 8k randread qd16 x2"
+lat() { sed -n "s/^result:.* $2=\([0-9.]*\).*/\1/p" <<< "$1" | head -1; }
+declare -A S_IOPS S_P999 S_MAX
+ratios=""
+for r in $(seq "$ROUNDS"); do
+	for sess in $([ $((r % 2)) = 1 ] && echo "own caller" || echo "caller own"); do
+		tests/smbserver.sh stop
+		eval "$(tests/smbserver.sh start --size 1G --session $sess)" || die "server start ($sess)"
+		out=$(smb); i=$(iops "$out")
+		[ -n "$i" ] || { echo "$out" | tail -5; die "the $sess-session run failed in round $r"; }
+		S_IOPS[$sess]+=" $i"; S_P999[$sess]+=" $(lat "$out" p999_us)"; S_MAX[$sess]+=" $(lat "$out" max_us)"
+		eval "i_$sess=$i"
+	done
+	echo "  round $r: own session $i_own IOPS, caller's session $i_caller IOPS"
+	ratios+=" $(awk -v a="$i_caller" -v b="$i_own" 'BEGIN{printf "%.3f", a/b}')"
+done
+for sess in own caller; do
+	echo "  $sess session: median $(med <<< "${S_IOPS[$sess]}") IOPS, p99.9 $(med <<< "${S_P999[$sess]}") us, max $(med <<< "${S_MAX[$sess]}") us"
+done
+echo "  caller's session over its own (paired median IOPS ratio): $(med <<< "$ratios")"
 fi
 if part loss; then
 echo "== IOPS lost while recording (record at defaults), $ROUNDS rounds x ${SECS}s"

@@ -14,7 +14,7 @@ eval "$(tests/smbserver.sh start --size 256M)" || fail "server start"
 db=$PS_SMB_DIR/e2e.db
 "$POOLSCOPE" record -o "$db" --label e2e --duration 30 -q -- $PS_SMB_CLIENT_EXEC "$POOLSCOPE" load \
 	"$PS_SMB_URL" --user "$PS_SMB_USER" --bs 8k --qd 16 --workers 2 --duration 6 --quiet \
-	> "$PS_SMB_DIR/load.txt" 2> "$PS_SMB_DIR/rec.txt" || { cat "$PS_SMB_DIR/rec.txt"; fail "record exited $?"; }
+	> "$PS_SMB_DIR/load.txt" 2> "$PS_SMB_DIR/rec.txt" || { rc=$?; cat "$PS_SMB_DIR/rec.txt"; fail "record exited $rc"; }
 cat "$PS_SMB_DIR/load.txt" | grep '^result:'
 rows=$(sqlite3 "$db" 'select count(*) from workload where ios > 0') || fail "no workload table"
 [ "$rows" -ge 4 ] || fail "$rows workload rows with IOs"
