@@ -31,7 +31,7 @@ eval "$(tests/smbserver.sh start --size 1G)" || die "server start"
 ARGS=(--bs 8k --qd 16 --workers 2 --duration "$SECS" --ramp 2 --quiet)
 iops() { sed -n 's/^result:.* iops=\([0-9]*\).*/\1/p' <<< "$1" | head -1; }
 smb() { $PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1; }
-med() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{if(NR%2)print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+med() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{if(NR%2)print a[(NR+1)/2]; else printf "%.10g\n", (a[NR/2]+a[NR/2+1])/2}'; }
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared machine: numbers are noisy)"
 PARTS=${PS_BENCH_PARTS:-compare loss cpuio size reentry cpu}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
@@ -71,6 +71,9 @@ for sess in own caller; do
 	echo "  $sess session: median $(med <<< "${S_IOPS[$sess]}") IOPS, p99.9 $(med <<< "${S_P999[$sess]}") us, max $(med <<< "${S_MAX[$sess]}") us"
 done
 echo "  caller's session over its own (paired median IOPS ratio): $(med <<< "$ratios")"
+# the parts after this one run against the default server, whichever round ended last
+tests/smbserver.sh stop
+eval "$(tests/smbserver.sh start --size 1G)" || die "server start"
 fi
 if part loss; then
 echo "== IOPS lost while recording (record at defaults), $ROUNDS rounds x ${SECS}s"
