@@ -29,7 +29,9 @@ die() { echo "bench smb: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root"
 eval "$(tests/smbserver.sh start --size 1G)" || die "server start"
 ARGS=(--bs 8k --qd 16 --workers 2 --duration "$SECS" --ramp 2 --quiet)
-iops() { sed -n 's/^result:.* iops=\([0-9]*\).*/\1/p' <<< "$1" | head -1; }
+# field OUT NAME: NAME=VALUE of load's first result: line in OUT
+field() { sed -n "s/^result:.* $2=\([0-9.]*\).*/\1/p" <<< "$1" | head -1; }
+iops() { field "$1" iops; }
 smb() { $PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1; }
 med() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{if(NR%2)print a[(NR+1)/2]; else printf "%.10g\n", (a[NR/2]+a[NR/2+1])/2}'; }
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared machine: numbers are noisy)"
@@ -52,8 +54,7 @@ echo "  median: smb $ms IOPS, local io_uring $mu, local pread $mp; local/smb (pa
 fi
 if part session; then
 echo "== test server in the caller's session or its own, $ROUNDS rounds x ${SECS}s, 8k randread qd16 x2"
-lat() { sed -n "s/^result:.* $2=\([0-9.]*\).*/\1/p" <<< "$1" | head -1; }
-declare -A S_IOPS S_P999 S_MAX
+declare -A S_IOPS S_P999 S_MAX I
 ratios=""
 for r in $(seq "$ROUNDS"); do
 	for sess in $([ $((r % 2)) = 1 ] && echo "own caller" || echo "caller own"); do
@@ -61,11 +62,11 @@ for r in $(seq "$ROUNDS"); do
 		eval "$(tests/smbserver.sh start --size 1G --session $sess)" || die "server start ($sess)"
 		out=$(smb); i=$(iops "$out")
 		[ -n "$i" ] || { echo "$out" | tail -5; die "the $sess-session run failed in round $r"; }
-		S_IOPS[$sess]+=" $i"; S_P999[$sess]+=" $(lat "$out" p999_us)"; S_MAX[$sess]+=" $(lat "$out" max_us)"
-		eval "i_$sess=$i"
+		S_IOPS[$sess]+=" $i"; S_P999[$sess]+=" $(field "$out" p999_us)"; S_MAX[$sess]+=" $(field "$out" max_us)"
+		I[$sess]=$i
 	done
-	echo "  round $r: own session $i_own IOPS, caller's session $i_caller IOPS"
-	ratios+=" $(awk -v a="$i_caller" -v b="$i_own" 'BEGIN{printf "%.3f", a/b}')"
+	echo "  round $r: own session ${I[own]} IOPS, caller's session ${I[caller]} IOPS"
+	ratios+=" $(awk -v a="${I[caller]}" -v b="${I[own]}" 'BEGIN{printf "%.3f", a/b}')"
 done
 for sess in own caller; do
 	echo "  $sess session: median $(med <<< "${S_IOPS[$sess]}") IOPS, p99.9 $(med <<< "${S_P999[$sess]}") us, max $(med <<< "${S_MAX[$sess]}") us"

@@ -18,6 +18,7 @@
 #include "userspace/lib/etw/convert.h"
 #include "userspace/lib/trace/trace.h"
 #include "fuzz_file.h"
+#include "tests/unit/slurp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,25 +39,6 @@ static int convert(const char *in, const char *db, const char *threads,
 	return rc;
 }
 
-/* The whole file at path, *n bytes; NULL when it cannot be read. */
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *b = NULL;
-	long len;
-
-	if (f && !fseek(f, 0, SEEK_END) && (len = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET) &&
-	    (b = malloc((size_t)len + 1)) && fread(b, 1, (size_t)len, f) == (size_t)len) {
-		*n = (size_t)len;
-	} else {
-		free(b);
-		b = NULL;
-	}
-	if (f)
-		fclose(f);
-	return b;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char in[128], db[128], db2[128];
@@ -73,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	fuzz_check_loads(db);
 	size_t n0 = 0, n1 = 0;
-	uint8_t *t0 = slurp(db, &n0), *t1 = slurp(db2, &n1);
+	uint8_t *t0 = test_slurp(db, &n0), *t1 = test_slurp(db2, &n1);
 	if (!t0 || !t1 || n0 != n1 || memcmp(t0, t1, n0))
 		abort();		/* ... or the trace */
 	free(t0);

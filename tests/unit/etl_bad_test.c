@@ -19,25 +19,7 @@
 #include "userspace/lib/trace/trace.h"
 #include "etl_corpus.h"
 #include "etlwriter.c"
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *b;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	*len = (size_t)ftell(f);
-	rewind(f);
-	b = malloc(*len ? *len : 1);
-	if (fread(b, 1, *len, f) != *len) {
-		free(b);
-		b = NULL;
-	}
-	fclose(f);
-	return b;
-}
+#include "slurp.h"
 
 static int memfd_with(const uint8_t *b, size_t n)
 {
@@ -188,7 +170,7 @@ static void truncations(const char *rel, size_t step)
 
 	if (!corpus_have(rel))
 		return;
-	b = slurp(corpus_path(rel), &n);
+	b = test_slurp(corpus_path(rel), &n);
 	if (!ASSERT_NOT_NULL(b, rel))
 		return;
 	fd = memfd_with(b, n);
@@ -271,7 +253,7 @@ TEST(absurd_sizes_and_offsets_keep_the_sound_part)
 
 	if (!corpus_have("etl/lxcore_kernel.etl"))
 		return;
-	b = slurp(corpus_path("etl/lxcore_kernel.etl"), &n);
+	b = test_slurp(corpus_path("etl/lxcore_kernel.etl"), &n);
 	if (!ASSERT_NOT_NULL(b, "read"))
 		return;
 	c = malloc(n);
@@ -324,7 +306,7 @@ TEST(garbage_in_a_compressed_buffer)
 
 	if (!corpus_have("etl/SelfDescribingSingleEvent.etl"))
 		return;
-	b = slurp(corpus_path("etl/SelfDescribingSingleEvent.etl"), &n);
+	b = test_slurp(corpus_path("etl/SelfDescribingSingleEvent.etl"), &n);
 	if (!ASSERT_NOT_NULL(b, "read"))
 		return;
 	struct walk full = walk_patched(b, n, 0);
@@ -367,7 +349,9 @@ TEST(convert_truncated_compressed_pool_file)
 			   d, l);
 	}
 	etlw_close(w);
-	uint8_t *b = slurp(path, &n);
+	uint8_t *b = test_slurp(path, &n);
+	if (!ASSERT_NOT_NULL(b, "the written file"))
+		return;
 	uint64_t last = UINT64_MAX;
 	for (size_t len = n + 1; len-- > 0;) {
 		if (len % 5 && len != n)

@@ -570,8 +570,7 @@ int ps_convert_etl(struct ps_trace *t, const char *path, const struct ps_convert
 		ps_strlcpy(res->first_problem, ps_etl_problem(e, 0), sizeof(res->first_problem));
 out:
 	/* first: its thread reads e; the events read so far, also when the conversion failed */
-	if (f)
-		ps_conv_feed_close(f, &res->events);
+	ps_conv_feed_close(f, &res->events);
 	ps_etl_close(e);
 	for (uint32_t i = 0; i < c.nstacks; i++)
 		free(c.stacks[i].addr);
