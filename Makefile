@@ -231,12 +231,14 @@ $(O)/tests/leaklab/%: tests/leaklab/progs/%.c $(wildcard tests/leaklab/progs/*.h
 	$(Q)$(CC) $(CFLAGS) -o $@ $<
 
 # --- tests --------------------------------------------------------------------------------------
-# make test: deps, a normal build, a SAN=1 build and the Windows cross-build (-Werror);
-# unit tests under both Linux builds, live tests (root) once.
+# make test: deps, a normal build, a SAN=1 build and the Windows cross-build (-Werror); the
+# fuzzers built and run 300 times each from a fixed seed (so that none of them stops building
+# unseen); unit tests under both Linux builds, live tests (root) once.
 test: check-deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 all
 	$(Q)$(MAKE) --no-print-directory windows
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_LIMIT='-runs=300 -seed=1'
 	$(Q)O=$(O) tests/run.sh
 
 test-unit: all
@@ -271,12 +273,13 @@ leaklab: check-deps all
 # !poolused files and tests/fuzz/text-seeds, a sample file and pooltag.txt lines of our own); the
 # trace reader and the report on traces built from a recipe (tests/fuzz/trace_fuzz.c, no seeds).
 FUZZ_SECS   ?= 60
+FUZZ_LIMIT  ?= -max_total_time=$(FUZZ_SECS)
 FUZZ_CORPUS := $(or $(PS_CORPUS),tests/corpus)
 FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. \
 	-DPOOLSCOPE_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_SRCS   := tests/fuzz/etl_fuzz.c $(wildcard userspace/lib/etw/etl*.c) userspace/lib/etw/xpress.c \
 	userspace/lib/util/util.c
-FUZZ_RUN     = -max_total_time=$(FUZZ_SECS) -timeout=20 -rss_limit_mb=4096 -artifact_prefix=$(O)/fuzz/
+FUZZ_RUN     = $(FUZZ_LIMIT) -timeout=20 -rss_limit_mb=4096 -artifact_prefix=$(O)/fuzz/
 fuzz:
 	$(Q)mkdir -p $(O)/fuzz/work $(O)/fuzz/convert-work $(O)/fuzz/text-work $(O)/fuzz/trace-work
 	$(call msg,FUZZ,$(O)/fuzz/etl_fuzz)

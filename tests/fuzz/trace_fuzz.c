@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/verdict.h"
 #include "userspace/lib/trace/trace.h"
 #include "fuzz_file.h"
 
@@ -148,6 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct ps_rules *rs;
 	struct recipe in = { data, data + size };
 	struct ps_report rep = { 0 };
+	struct ps_verdict v;
 	struct ps_run *run = NULL;
 	struct ps_trace *t;
 	char path[128], db_path[128], err[600];
@@ -177,11 +179,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t from = byte(&in) & 1 ? end / (1 + byte(&in)) : 0;
 		uint64_t to = byte(&in) & 1 ? end / (1 + byte(&in)) : UINT64_MAX;
 
-		if (!ps_report_build(&rep, run, rs, from, to)) {
+		/* the verdict over all domains or the kernel's, as report --domain chooses */
+		if (!ps_report_build(&rep, run, rs, from, to) &&
+		    !ps_verdict_build(&v, &rep, byte(&in) & 1 ? NULL : PS_DOMAIN_KERNEL)) {
 			for (int f = PS_FMT_TEXT; f <= PS_FMT_MD; f++)
-				ps_report_print(null, &rep, f, byte(&in) & 1 ? 0 : 15);
+				ps_report_print(null, &rep, &v, f, byte(&in) & 1 ? 0 : 15);
 			for (int f = PS_FMT_TEXT; f <= PS_FMT_JSON; f++)
-				ps_report_print_paths(null, &rep, f);
+				ps_report_print_paths(null, &v, f);
 		}
 		ps_report_free(&rep);
 	}
