@@ -299,23 +299,38 @@ static __always_inline __u32 class_slot(__u64 cls)
 
 /*
  * The hot path: a per-CPU array slot (an inlined address computation, no hashing of a key
- * and no bucket walk); the hash map only for classes whose slot is taken on this CPU.
+ * and no bucket walk). A class whose slot another class holds on this CPU tries the next
+ * PS_CLASS_PROBES - 1 slots (linear probing: slots are never emptied, so a class is always
+ * before the first empty slot of its run), and only then the hash map. Without probing, every
+ * class that collides would pay a hash lookup on each of its events, and which classes collide
+ * is random per boot (s->random). A slot is claimed with a compare-and-swap: a program that
+ * interrupts this one on the same CPU may claim the same empty slot for another class.
  */
 static __always_inline struct ps_class_val *class_get(__u64 cls, const struct kmem_cache *s)
 {
-	__u32 idx = class_slot(cls);
-	struct ps_class_slot *sl = bpf_map_lookup_elem(&class_slots, &idx);
+	__u32 idx = class_slot(cls), mask = (1u << class_slot_bits) - 1;
 	struct ps_class_val *v;
 
-	if (sl) {
-		if (sl->cls == cls)
+	for (int i = 0; i < PS_CLASS_PROBES; i++) {
+		__u32 k = (idx + i) & mask;
+		struct ps_class_slot *sl = bpf_map_lookup_elem(&class_slots, &k);
+		__u64 old;
+
+		if (!sl)
+			break;
+		old = sl->cls;
+		if (old == cls)
 			return &sl->v;
-		if (!sl->cls) {
-			sl->cls = cls;
+		if (old)
+			continue;
+		old = __sync_val_compare_and_swap(&sl->cls, 0, cls);
+		if (!old) {
 			if (s)
 				cache_info_add(cls, s);
 			return &sl->v;
 		}
+		if (old == cls)
+			return &sl->v;
 	}
 	v = bpf_map_lookup_elem(&classes, &cls);
 	if (v)

@@ -117,11 +117,13 @@ struct ps_class_val {
 _Static_assert(sizeof(struct ps_class_val) == 48, "ps_class_val layout");
 
 /*
- * Per-CPU direct-mapped class slots: slot = hash(cls) >> (64 - PS_CLASS_SLOT_BITS). A slot is
- * claimed by the first class that hashes there on that CPU; a class that finds its slot taken
- * falls back to the "classes" hash map. Userspace sums both, per CPU, by cls.
+ * Per-CPU class slots, open addressing: a class lives in the first of the PS_CLASS_PROBES slots
+ * from hash(cls) >> (64 - PS_CLASS_SLOT_BITS) that it finds free or holding it on that CPU; a
+ * class that finds them all taken falls back to the "classes" hash map. Userspace sums both,
+ * per CPU, by cls.
  */
 #define PS_CLASS_SLOT_BITS 10
+#define PS_CLASS_PROBES 4
 struct ps_class_slot {
 	__u64 cls;		/* 0: free */
 	struct ps_class_val v;
