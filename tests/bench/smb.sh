@@ -13,9 +13,11 @@
 # (6, not by default) The SMB load against the test server in the caller's session (the
 # default) and in a session of its own, as a daemon runs: rounds alternate the two, the server
 # restarted each time; IOPS, p99.9 and max latency, medians and the paired IOPS ratio.
+# (7, not by default) ns a run of each kmem program under the load: empty, defaults, no
+# sampled objects, no stacks.
 # Env: O, POOLSCOPE, PS_BENCH_ROUNDS (5), PS_BENCH_SECS (15), PS_BENCH_SIZE_SECS (120),
 # PS_BENCH_RATE, PS_BENCH_PAIRS (30), PS_BENCH_WINDOW (8 s) for cpuio,
-# PS_BENCH_PARTS ("compare loss cpuio size reentry cpu"; "session" on request).
+# PS_BENCH_PARTS ("compare loss cpuio size reentry cpu"; "session" and "progs" on request).
 set -u
 cd "$(dirname "$0")/../.."
 O=${O:-.output}
@@ -235,6 +237,59 @@ sqlite3 -separator ' ' "$db" "SELECT name, value FROM counters c WHERE interval 
 			all ? 1e6 * m / all : 0
 		for (p in miss) if (miss[p]) printf "    %-20s %6d of %d\n", p, miss[p], ev[p]
 	}'
+fi
+if part progs; then
+# (7, not by default) What each program costs a run under this load (bpf_stats, in the trace:
+# counters bpf_stats.<prog>.run_ns and .runs from the 3rd interval to the last with IOs), for
+# empty programs, record at defaults, without sampled objects (--site-sample 65536) and without
+# stacks (--stack-sample 0); rounds rotate the order. Under a real load the caches are cold,
+# which a tight loop (record_cost.sh) does not show: the reference table of docs/record.md.
+echo "== ns a run of each kmem program during the SMB load, $ROUNDS rounds x ${SECS}s (bpf_stats on)"
+prev=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'sysctl -q kernel.bpf_stats_enabled=$prev; tests/smbserver.sh stop >/dev/null 2>&1; rm -rf "$PS_SMB_DIR"' EXIT
+sysctl -q kernel.bpf_stats_enabled=1
+PCFG=("--empty-probes" "" "--site-sample 65536" "--stack-sample 0")
+PNAME=("empty programs" "record (defaults)" "--site-sample 65536" "--stack-sample 0")
+declare -A PR
+progs_run() { # config index: one recorded SMB run; appends "cache_alloc cache_free kmalloc kfree all"
+	local c=$1 db=$PS_SMB_DIR/p.db out b line="" tn=0 tr=0 pre=""
+	# shellcheck disable=SC2086
+	out=$("$P" record -o "$db" --force -q ${PCFG[$c]} --duration $((SECS + 20)) -- \
+		$PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1)
+	[ -n "$(iops "$out")" ] || { echo "$out" | tail -5; die "recorded run failed (${PNAME[$c]})"; }
+	b=$(sqlite3 "$db" "SELECT max(interval) FROM workload WHERE ios > 0")
+	[ -n "$b" ] && [ "$b" -gt 5 ] || die "recorded run too short for the progs part (3..$b)"
+	[ "$c" = 0 ] && pre=e_
+	at() { sqlite3 "$db" "SELECT value FROM counters WHERE name = '$1' AND interval <= $2
+		ORDER BY interval DESC LIMIT 1"; }
+	for p in cache_alloc cache_free kmalloc kfree; do
+		local name=$p n r
+		[ "$c" != 0 ] && [ "${p#cache_}" != "$p" ] && name=kmem_$p
+		n=$(( $(at "bpf_stats.$pre$name.run_ns" "$b") - $(at "bpf_stats.$pre$name.run_ns" 3) ))
+		r=$(( $(at "bpf_stats.$pre$name.runs" "$b") - $(at "bpf_stats.$pre$name.runs" 3) ))
+		[ "$r" -gt 0 ] || die "no runs of $pre$name in the trace"
+		line+=" $(awk -v n=$n -v r=$r 'BEGIN { printf "%.1f", n / r }')"
+		tn=$((tn + n)); tr=$((tr + r))
+	done
+	PR[$c]+="$line $(awk -v n=$tn -v r=$tr 'BEGIN { printf "%.1f", n / r }')
+"
+}
+for r in $(seq "$ROUNDS"); do
+	for k in 0 1 2 3; do progs_run $(( (k + r - 1) % 4 )); done
+	echo "  round $r done"
+done
+printf '  %-22s %16s %16s %9s %9s %9s\n' configuration kmem_cache_alloc kmem_cache_free kmalloc kfree "all four"
+for c in 0 1 2 3; do
+	printf '  %-22s' "${PNAME[$c]}"
+	for col in 1 2 3 4 5; do
+		printf ' %*s' $([ $col -le 2 ] && echo 16 || echo 9) \
+			"$(awk -v k=$col 'NF { print $k }' <<< "${PR[$c]}" | med)"
+	done
+	echo
+done
+echo "  (ns a run, medians of $ROUNDS; bpf_stats adds two clock reads to every run, the empty"
+echo "  programs' figure; the tp_btf dispatch is not in these figures)"
+sysctl -q kernel.bpf_stats_enabled=$prev
 fi
 part cpu || exit 0
 # The IOPS of this CPU-bound workload swing from run to run on a shared host by more than the
