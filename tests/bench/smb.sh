@@ -35,6 +35,23 @@ ARGS=(--bs 8k --qd 16 --workers 2 --duration "$SECS" --ramp 2 --quiet)
 field() { sed -n "s/^result:.* $2=\([0-9.]*\).*/\1/p" <<< "$1" | head -1; }
 iops() { field "$1" iops; }
 smb() { $PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1; }
+# rec_smb DB [record options]: the same load under `record` writing DB; prints the load's output
+rec_smb() {
+	local db=$1
+	shift
+	"$P" record -o "$db" --force -q "$@" --duration $((SECS + 20)) -- \
+		$PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1
+}
+# io_window DB PART: the last interval of DB with workload IOs; the window of the cpu and progs
+# parts runs from the 3rd interval (after the ramp) to it, and must hold more than two
+io_window() {
+	local b
+	b=$(sqlite3 "$1" "SELECT max(interval) FROM workload WHERE ios > 0")
+	[ -n "$b" ] && [ "$b" -gt 5 ] || die "recorded run too short for the $2 part (3..$b)"
+	echo "$b"
+}
+# ctr DB NAME IDX: the counter's value at interval IDX (the view holds each one's last row up to it)
+ctr() { sqlite3 "$1" "SELECT coalesce(sum(value), 0) FROM counter_values WHERE name LIKE '$2' AND interval = $3"; }
 med() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END{if(NR%2)print a[(NR+1)/2]; else printf "%.10g\n", (a[NR/2]+a[NR/2+1])/2}'; }
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (shared machine: numbers are noisy)"
 PARTS=${PS_BENCH_PARTS:-compare loss cpuio size reentry cpu}
@@ -91,8 +108,7 @@ for r in $(seq "$ROUNDS"); do
 			out=$(smb); b=$(iops "$out")
 			[ -n "$b" ] || { echo "$out"; die "base run failed in round $r"; }
 		else
-			out=$("$P" record -o "$PS_SMB_DIR/b.db" --force -q --duration $((SECS + 20)) -- \
-				$PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1)
+			out=$(rec_smb "$PS_SMB_DIR/b.db")
 			w=$(iops "$out")
 			[ -n "$w" ] || { echo "$out" | tail -5; die "recorded run failed in round $r"; }
 		fi
@@ -254,19 +270,15 @@ declare -A PR
 progs_run() { # config index: one recorded SMB run; appends "cache_alloc cache_free kmalloc kfree all"
 	local c=$1 db=$PS_SMB_DIR/p.db out b line="" tn=0 tr=0 pre=""
 	# shellcheck disable=SC2086
-	out=$("$P" record -o "$db" --force -q ${PCFG[$c]} --duration $((SECS + 20)) -- \
-		$PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1)
+	out=$(rec_smb "$db" ${PCFG[$c]})
 	[ -n "$(iops "$out")" ] || { echo "$out" | tail -5; die "recorded run failed (${PNAME[$c]})"; }
-	b=$(sqlite3 "$db" "SELECT max(interval) FROM workload WHERE ios > 0")
-	[ -n "$b" ] && [ "$b" -gt 5 ] || die "recorded run too short for the progs part (3..$b)"
+	b=$(io_window "$db" progs) || exit 1
 	[ "$c" = 0 ] && pre=e_
-	at() { sqlite3 "$db" "SELECT value FROM counters WHERE name = '$1' AND interval <= $2
-		ORDER BY interval DESC LIMIT 1"; }
 	for p in cache_alloc cache_free kmalloc kfree; do
 		local name=$p n r
 		[ "$c" != 0 ] && [ "${p#cache_}" != "$p" ] && name=kmem_$p
-		n=$(( $(at "bpf_stats.$pre$name.run_ns" "$b") - $(at "bpf_stats.$pre$name.run_ns" 3) ))
-		r=$(( $(at "bpf_stats.$pre$name.runs" "$b") - $(at "bpf_stats.$pre$name.runs" 3) ))
+		n=$(( $(ctr "$db" "bpf_stats.$pre$name.run_ns" "$b") - $(ctr "$db" "bpf_stats.$pre$name.run_ns" 3) ))
+		r=$(( $(ctr "$db" "bpf_stats.$pre$name.runs" "$b") - $(ctr "$db" "bpf_stats.$pre$name.runs" 3) ))
 		[ "$r" -gt 0 ] || die "no runs of $pre$name in the trace"
 		line+=" $(awk -v n=$n -v r=$r 'BEGIN { printf "%.1f", n / r }')"
 		tn=$((tn + n)); tr=$((tr + r))
@@ -306,20 +318,13 @@ sysctl -q kernel.bpf_stats_enabled=1
 cpu_run() {
 	local label=$1 db=$PS_SMB_DIR/c.db out w a=3 b
 	shift
-	out=$("$P" record -o "$db" --force -q "$@" --duration $((SECS + 20)) -- \
-		$PS_SMB_CLIENT_EXEC "$P" load "$PS_SMB_URL" --user "$PS_SMB_USER" "${ARGS[@]}" 2>&1)
+	out=$(rec_smb "$db" "$@")
 	w=$(iops "$out")
 	[ -n "$w" ] || { echo "$out" | tail -5; die "recorded run failed ($label)"; }
-	# window: from the 3rd interval (after the ramp) to the last one with workload IOs
-	b=$(sqlite3 "$db" "SELECT max(interval) FROM workload WHERE ios > 0")
-	[ -n "$b" ] && [ "$b" -gt $((a + 2)) ] || die "recorded run too short for the cpu part ($a..$b)"
-	# counters are written when they change: each one's value at idx is its last row up to it
-	sum() { sqlite3 "$db" "SELECT coalesce(sum((SELECT value FROM counters c WHERE c.name = n.name
-		AND c.interval <= $2 ORDER BY c.interval DESC LIMIT 1)), 0)
-		FROM (SELECT DISTINCT name FROM counters WHERE name LIKE '$1') n"; }
+	b=$(io_window "$db" cpu) || exit 1
 	tq() { sqlite3 "$db" "SELECT t_ns FROM intervals WHERE idx = $1"; }
-	echo "$(sum 'bpf_stats.%.run_ns' $a) $(sum 'bpf_stats.%.run_ns' $b) $(sum 'bpf_stats.%.runs' $a) \
-$(sum 'bpf_stats.%.runs' $b) $(sum recorder.cpu_ns $a) $(sum recorder.cpu_ns $b) $(tq $a) $(tq $b) \
+	echo "$(ctr "$db" 'bpf_stats.%.run_ns' $a) $(ctr "$db" 'bpf_stats.%.run_ns' $b) $(ctr "$db" 'bpf_stats.%.runs' $a) \
+$(ctr "$db" 'bpf_stats.%.runs' $b) $(ctr "$db" recorder.cpu_ns $a) $(ctr "$db" recorder.cpu_ns $b) $(tq $a) $(tq $b) \
 $(nproc)" | awk -v w="$w" -v l="$label" '{
 		dt = ($8 - $7) / 1e9; rt = ($2 - $1) / 1e9; n = $4 - $3; uc = ($6 - $5) / 1e9
 		if (dt <= 0 || n <= 0) { print "  " l ": no bpf_stats in the trace"; exit 1 }
