@@ -113,10 +113,10 @@ grep -q "^poolscope load: injecting faults: handle-leak (every $hl_every IOs" "$
 handles=$(field hl handles); ios=$(field hl ios)
 [ "$(field hl failed)" = 0 ] || fail "handle-leak: $(field hl failed) opens failed: $(cat "$d/hl.err")"
 [ "$(field hl files)" = 64 ] || fail "handle-leak: files=$(field hl files), expected 64"
-# four lanes to start with, at most 16, each with a connection of its own
+# 16 lanes, each with a connection of its own, all connected before the workload's first IO
 lanes=$(field hl lanes)
-[ "$lanes" -ge 4 ] && [ "$lanes" -le 16 ] && [ "$(field hl conns)" -ge "$lanes" ] ||
-	fail "handle-leak: lanes=$lanes conns=$(field hl conns), expected 4 to 16 lanes and a connection each"
+[ "$lanes" = 16 ] && [ "$(field hl conns)" -ge "$lanes" ] ||
+	fail "handle-leak: lanes=$lanes conns=$(field hl conns), expected 16 lanes and a connection each"
 # the handles follow the IOs (the fault keeps up): at least 90% of IOs/N
 awk -v h="$handles" -v i="$ios" -v n="$hl_every" 'BEGIN { exit !(h >= 0.9 * int(i / n) && h <= int(i / n)) }' ||
 	fail "handle-leak: $handles handles for $ios IOs, expected about $ios/$hl_every"

@@ -294,18 +294,18 @@ out:
  * time: libsmbclient waits for each answer. How many opens a lane gets answered depends on how
  * often the server gets round to its smbd process, which a workload keeping the CPUs busy
  * decides, and on what an open costs the server, which differs between servers and machines.
- * So the fault starts LEAK_LANES_START lanes and adds one whenever, for LEAK_GROW_NS, more
- * than one handle a lane has been due that no lane has taken on, up to LEAK_LANES_MAX: enough
- * to follow a fast workload, few when the server keeps up.
+ * So there are LEAK_LANES of them, enough to follow a fast workload on a busy machine; a lane
+ * with nothing due sleeps. They all connect before the workload starts: each connection is a
+ * process on the server (an smbd child) and one on the client, whose memory (page tables,
+ * VMAs, task structs) would otherwise grow on another path while the leak runs and blur where
+ * the leak is.
  */
 #define LEAK_FILES	64
 #define LEAK_DIR	".poolscope-inject"
 #define LEAK_MAX_HANDLES	262144	/* in all: a long run must not use up the machine's files */
 #define LEAK_MAX_CONNS	16		/* per lane; smbd takes about 16000 opens per process */
 #define LEAK_RETRY_NS	100000000ull
-#define LEAK_LANES_START	4
-#define LEAK_LANES_MAX		16
-#define LEAK_GROW_NS		200000000ull
+#define LEAK_LANES		16
 
 static void leak_path(const struct ps_load_opts *o, int i, char *buf, size_t len)
 {
@@ -402,7 +402,7 @@ static void leak_lane(const struct ps_load_opts *o, struct ps_load_ctl *ctl,
 	SMBCFILE *h;
 	int err;
 
-	/* a lane that cannot take part is counted down: the fault adds no more after it */
+	/* a lane that cannot take part is counted down: the others go on */
 	if (!ctx) {
 		leak_failed(f, "lane %u: cannot initialise libsmbclient: %s", lane, strerror(errno));
 		__atomic_fetch_add(&f->lanes_down, 1, __ATOMIC_RELEASE);
@@ -478,9 +478,9 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 			     struct ps_load_fault *f, uint64_t every)
 {
 	struct timespec nap = { 0, 5000000 };
-	pid_t lanes[LEAK_LANES_MAX] = { 0 };
-	uint64_t base, behind_since = 0, failed_then = 0;
-	unsigned n = 0, grow_to = LEAK_LANES_MAX;
+	pid_t lanes[LEAK_LANES] = { 0 };
+	uint64_t base, up, down;
+	unsigned n = 0;
 	char msg[192];
 	SMBCCTX *ctx;
 	int ret = 1, err;
@@ -499,64 +499,39 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 	}
 	f->files = leak_files_make(ctx, o) ? LEAK_FILES : 0;
 	smb.free_context(ctx, 1);
-	for (; n < LEAK_LANES_START; n++) {
+	for (; n < LEAK_LANES; n++) {
 		err = leak_lane_start(o, ctl, f, &lanes[n], n);
 		if (err) {
 			ps_load_fault_fail(f, err, "fork: %s", strerror(-err));
 			goto out;
 		}
 	}
+	/* ready once every lane has connected or failed to (load's setup deadline bounds it) */
+	do {
+		nanosleep(&nap, NULL);
+		up = __atomic_load_n(&f->lanes, __ATOMIC_ACQUIRE);
+		down = __atomic_load_n(&f->lanes_down, __ATOMIC_ACQUIRE);
+	} while (up + down < n);
+	if (!up) {
+		/* the first lane's reason is in f->msg */
+		ps_load_fault_fail(f, -EIO, "no lane could connect: %.150s", f->msg);
+		goto out;
+	}
+	if (down)
+		snprintf(f->note, sizeof(f->note), "%llu of %u lanes could not connect",
+			 (unsigned long long)down, n);
 	__atomic_store_n(&f->state, PS_SLOT_READY, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) == PS_LOAD_GO_WAIT)
 		nanosleep(&nap, NULL);
 	base = __atomic_load_n(&ctl->wl->ios, __ATOMIC_RELAXED);
 	while (ps_load_inject_running(ctl)) {
-		uint64_t due = ps_load_inject_due(ctl, f, base, every), now = ps_load_now_ns();
-		uint64_t failed, up, down, claimed;
+		uint64_t due = ps_load_inject_due(ctl, f, base, every);
 
 		if (due > LEAK_MAX_HANDLES) {
 			due = LEAK_MAX_HANDLES;
 			__atomic_store_n(&f->capped, LEAK_MAX_HANDLES, __ATOMIC_RELAXED);
 		}
 		__atomic_store_n(&f->due, due, __ATOMIC_RELAXED);
-		/*
-		 * Behind: more than one handle a lane due that no lane has taken on yet. Another
-		 * lane only when that has lasted LEAK_GROW_NS with no open failing meanwhile (a
-		 * server refusing opens is not helped by more of them), and every lane so far
-		 * has connected (one still connecting is help on its way). A lane that could not
-		 * connect ends the growth.
-		 */
-		failed = __atomic_load_n(&f->failed, __ATOMIC_RELAXED);
-		up = __atomic_load_n(&f->lanes, __ATOMIC_ACQUIRE);
-		down = __atomic_load_n(&f->lanes_down, __ATOMIC_ACQUIRE);
-
-		if (down && grow_to > n) {
-			snprintf(f->note, sizeof(f->note), "no lane past %u: a lane could not connect",
-				 n);
-			grow_to = n;
-		}
-		claimed = __atomic_load_n(&f->claimed, __ATOMIC_RELAXED);
-
-		if (claimed + n < due && failed == failed_then) {
-			if (!behind_since)
-				behind_since = now;
-		} else {
-			behind_since = 0;
-			failed_then = failed;
-		}
-		if (behind_since && now - behind_since >= LEAK_GROW_NS && n < grow_to &&
-		    up + down == n) {
-			err = leak_lane_start(o, ctl, f, &lanes[n], n);
-			if (err) {
-				/* the lanes there are go on; the end says why no more came */
-				snprintf(f->note, sizeof(f->note), "no lane past %u: fork: %s", n,
-					 strerror(-err));
-				grow_to = n;
-			} else {
-				n++;
-			}
-			behind_since = 0;
-		}
 		nanosleep(&nap, NULL);
 	}
 	while (__atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) != PS_LOAD_GO_STOP)
