@@ -230,8 +230,8 @@ bool ps_class_ctrs(const struct ps_run *r, const char *cls, struct ps_class_ctrs
 int64_t ps_class_growth(const struct ps_class_ctrs *c, uint32_t from, uint32_t k);
 /*
  * Bytes the class allocated since interval from that are still allocated at k: what it added,
- * frees of objects older than the recording not counted (sampled, scaled); false without the
- * pre-existing frees counter.
+ * frees of objects older than the recording not counted (sampled, scaled, at most the class's
+ * frees); false without the pre-existing frees counter.
  */
 bool ps_class_retained(const struct ps_class_ctrs *c, uint32_t from, uint32_t k, int64_t *out);
 /*

@@ -157,9 +157,18 @@ int64_t ps_class_growth(const struct ps_class_ctrs *c, uint32_t from, uint32_t k
 
 bool ps_class_retained(const struct ps_class_ctrs *c, uint32_t from, uint32_t k, int64_t *out)
 {
+	int64_t pre, freed;
+
 	if (!c->pre)
 		return false;
-	*out = ps_class_growth(c, from, k) + ps_counter_delta(c->pre, from, k);
+	/*
+	 * The frees of objects older than the recording are some of the class's frees: a sampled
+	 * estimate above the exact count is wrong by the excess, which would show as a rise that
+	 * falls again when the count catches up.
+	 */
+	pre = ps_counter_delta(c->pre, from, k);
+	freed = ps_counter_delta(c->free, from, k);
+	*out = ps_class_growth(c, from, k) + (pre < freed ? pre : freed);
 	return true;
 }
 
