@@ -10,6 +10,8 @@
  *                        makes the plain test call trends in noise, so the variance is scaled
  *                        by the effective sample size of Yue and Wang (2004) for AR(1) noise,
  *                        from the lag-1 autocorrelation of the ranks of the detrended series.
+ *                        With the IOs done as a second clock, detrended by each clock, the
+ *                        smaller inflation: memory a workload leaks is a line in its IOs.
  *   Two segments         the best continuous two-piece line (a break at one of the points) and
  *                        its slopes before and after: growth that stops (a pool that filled,
  *                        QD16's in-flight buffers) has a flat second piece.
@@ -21,6 +23,7 @@
 #ifndef PS_ANALYSIS_TREND_H
 #define PS_ANALYSIS_TREND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define PS_TREND_MAX_POINTS 512
@@ -34,6 +37,8 @@ struct ps_trend {
 	double z;		/* (S -+ 1) / sqrt(var_s), 0 when S is 0 */
 	double p_up;		/* one-sided p-value of "y increases" */
 	double p_two;		/* two-sided p-value of "y has a monotonic trend" */
+	double inflation;	/* of var_s by the autocorrelation, around the line in x */
+	bool by_io;		/* var_s inflated as around the line in the IOs (smaller) */
 };
 
 /*
@@ -41,6 +46,12 @@ struct ps_trend {
  * increasing, -ENOMEM.
  */
 int ps_trend_fit(const double *x, const double *y, size_t n, struct ps_trend *out);
+/*
+ * The same with io, the IOs done by each point (non-decreasing), as a second clock for the
+ * autocorrelation correction (NULL: none). Slope and intercept stay per x.
+ */
+int ps_trend_fit_io(const double *x, const double *io, const double *y, size_t n,
+		    struct ps_trend *out);
 
 struct ps_segments {
 	size_t brk;		/* index of the break point, 0 < brk < n - 1 */

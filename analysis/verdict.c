@@ -27,8 +27,8 @@ static size_t tenth(size_t n)
 	return n / 10 > 2 ? n / 10 : 2;
 }
 
-static int vstat(const double *t, const double *y, const double *kept, size_t n, double min_rate,
-		 bool confirmed, struct ps_vstat *out)
+static int vstat(const double *t, const double *io, const double *y, const double *kept, size_t n,
+		 double min_rate, bool confirmed, struct ps_vstat *out)
 {
 	struct ps_trend tr;
 	struct ps_segments sg;
@@ -66,7 +66,7 @@ static int vstat(const double *t, const double *y, const double *kept, size_t n,
 		return e;
 	out->peak = (int64_t)(top - y[0]);
 	secs = t[n - 1] - t[0];
-	e = ps_trend_fit(t, y, n, &tr);
+	e = ps_trend_fit_io(t, io, y, n, &tr);
 	if (e)
 		return e == -EINVAL ? 0 : e;
 	out->rate = tr.slope;
@@ -187,6 +187,12 @@ static double select_kth(double *v, size_t n, size_t k)
 int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate, bool confirmed,
 		    struct ps_vstat *out)
 {
+	return ps_vstat_series_io(t, NULL, y, n, min_rate, confirmed, out);
+}
+
+int ps_vstat_series_io(const double *t, const double *io, const double *y, size_t n,
+		       double min_rate, bool confirmed, struct ps_vstat *out)
+{
 	size_t hold = tenth(n);
 	double *kept, *win;
 	int e;
@@ -194,7 +200,7 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 	if (hold > PS_V_BURST_MAX)
 		hold = PS_V_BURST_MAX;
 	if (n < 3)
-		return vstat(t, y, y, n, min_rate, confirmed, out);
+		return vstat(t, io, y, y, n, min_rate, confirmed, out);
 	kept = malloc(n * sizeof(*kept));
 	win = malloc((2 * hold + 1) * sizeof(*win));
 	if (!kept || !win) {
@@ -210,7 +216,7 @@ int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate,
 		memcpy(win, y + i - left, w * sizeof(*win));
 		kept[i] = select_kth(win, w, (w - 1) / 2);
 	}
-	e = vstat(t, y, kept, n, min_rate, confirmed, out);
+	e = vstat(t, io, y, kept, n, min_rate, confirmed, out);
 	free(kept);
 	free(win);
 	return e;
@@ -362,6 +368,7 @@ static void top_path(const char *cls, char *buf, size_t len)
 
 struct work {
 	double *t, *y, *ct, *cy;
+	double *io;		/* the workload's IOs by each point, or NULL */
 	int64_t *sum;		/* [npaths + 1][n]: per path, then the domain */
 	int64_t (*home)[H__N];	/* [npaths + 1]: growth per counter */
 };
@@ -430,11 +437,36 @@ static int state_of(struct ps_verdict *v, const struct ps_report *rep, struct wo
 	confirmed = total > 0 && (double)shown >= PS_V_CONFIRM_SHARE * (double)total;
 	if (best && confirmed)
 		*by = home_names[best];
-	e = ps_vstat_series(wk->t, wk->y, n, v->min_rate, confirmed, st);
+	e = ps_vstat_series_io(wk->t, wk->io, wk->y, n, v->min_rate, confirmed, st);
 	if (!e && st->state == PS_V_GROWING && !counted && st->why &&
 	    !strcmp(st->why, "no counter confirms it"))
 		st->why = "no counter for it";
 	return e;
+}
+
+/*
+ * The workload's IOs done by each point of the window, from its start: NULL without workload
+ * rows or when the window saw none. Memory a workload leaks follows them (ps_trend_fit_io).
+ */
+static double *workload_clock(const struct ps_report *rep)
+{
+	const struct ps_run *r = rep->run;
+	size_t n = rep->to - rep->from + 1;
+	double *io, sum = 0;
+
+	if (!r->has_workload)
+		return NULL;
+	io = malloc(n * sizeof(*io));
+	if (!io)
+		return NULL;
+	io[0] = 0;
+	for (size_t k = 1; k < n; k++)
+		io[k] = sum += (double)r->workload[rep->from + k].ios;
+	if (sum <= 0) {
+		free(io);
+		return NULL;
+	}
+	return io;
 }
 
 static double workload_iops(const struct ps_report *rep)
@@ -587,6 +619,9 @@ int ps_verdict_build(struct ps_verdict *v, const struct ps_report *rep, const ch
 	wk.home = calloc(np + 1, sizeof(*wk.home));
 	if (!wk.t || !wk.y || !wk.ct || !wk.cy || !wk.sum || !wk.home)
 		goto out;
+	wk.io = workload_clock(rep);
+	if (!wk.io && v->iops > 0)
+		goto out;
 	for (size_t i = 0; i < rep->nrows; i++) {
 		const struct ps_report_row *w = &rep->rows[i];
 		int64_t base;
@@ -664,6 +699,7 @@ out:
 	free(wk.cy);
 	free(wk.sum);
 	free(wk.home);
+	free(wk.io);
 	return e;
 }
 
@@ -672,7 +708,7 @@ const char *ps_row_trend(const struct ps_report *rep, const struct ps_report_row
 {
 	static const char *const words[] = { "flat", "plateau", "rising", "steady" };
 	size_t n = rep->to - rep->from + 1;
-	double *t = malloc(n * sizeof(*t)), *y = malloc(n * sizeof(*y));
+	double *t = malloc(n * sizeof(*t)), *y = malloc(n * sizeof(*y)), *io = workload_clock(rep);
 	struct ps_vstat st = { .state = PS_V_STABLE };
 
 	if (t && y) {
@@ -680,11 +716,12 @@ const char *ps_row_trend(const struct ps_report *rep, const struct ps_report_row
 			t[i] = rep->run->intervals[rep->from + i].t_ns / 1e9;
 			y[i] = (double)ps_row_live(rep, w, rep->from + i);
 		}
-		if (ps_vstat_series(t, y, n, min_rate, true, &st))
+		if (ps_vstat_series_io(t, io, y, n, min_rate, true, &st))
 			st.state = PS_V_STABLE;
 	}
 	free(t);
 	free(y);
+	free(io);
 	if (st.state == PS_V_GROWING && st.why && !strcmp(st.why, "window too short"))
 		return "rising";
 	return words[st.state];

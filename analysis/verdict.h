@@ -100,6 +100,9 @@ struct ps_vstat {
  */
 int ps_vstat_series(const double *t, const double *y, size_t n, double min_rate, bool confirmed,
 		    struct ps_vstat *out);
+/* The same with io, the workload's IOs done by each point (non-decreasing), or NULL. */
+int ps_vstat_series_io(const double *t, const double *io, const double *y, size_t n,
+		       double min_rate, bool confirmed, struct ps_vstat *out);
 
 #define PS_V_PATHS_MAX 16
 

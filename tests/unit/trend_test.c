@@ -2,8 +2,8 @@
 /*
  * Trend statistics (analysis/trend.c): Theil-Sen against lines with outliers, Mann-Kendall's
  * S, variance and p-value against values worked by hand, its false-positive rate on independent
- * and on autocorrelated noise (the reason for the Yue-Wang correction), and the two-segment
- * fit on growth that stops.
+ * and on autocorrelated noise (the reason for the Yue-Wang correction), the IOs as a second
+ * clock for a leak per IO, and the two-segment fit on growth that stops.
  */
 #include <errno.h>
 #include <math.h>
@@ -124,6 +124,45 @@ TEST(trend_in_noise_is_found)
 		return;
 	ASSERT_TRUE(t.p_up < 1e-3, "a steady leak is significant");
 	ASSERT_NEAR(t.slope, 1024, 400, "its rate");
+}
+
+/*
+ * Memory leaked per IO by a workload whose rate drifts (10000 IOPS +-30 %, a slow wave) over a
+ * minute, with one object's worth of jitter: around the line in time its residuals follow the
+ * wave, and the correction calls the trend unclear; with the IOs as the clock they are the
+ * jitter. A line in time beside the same IOs keeps the time clock: the smaller inflation wins.
+ */
+TEST(leak_per_io_with_the_io_clock)
+{
+	double x[61], io[61], y[61], line[61];
+	struct ps_trend t;
+
+	for (int i = 0; i < 61; i++) {
+		double jitter = (i % 3 - 1) * 256.0;
+
+		x[i] = i;
+		io[i] = i ? io[i - 1] + 10000 * (1 + 0.3 * sin(2 * M_PI * i / 45)) : 0;
+		y[i] = 4e6 + 7.3 * io[i] + jitter;
+		line[i] = 4e6 + 73000.0 * i + jitter;
+	}
+	if (!ASSERT_OK(ps_trend_fit(x, y, 61, &t), "fit by time"))
+		return;
+	ASSERT_TRUE(t.p_up > 1e-3 && t.inflation > 10, "by time: the wave reads as noise");
+	ASSERT_FALSE(t.by_io, "no clock given");
+	if (!ASSERT_OK(ps_trend_fit_io(x, io, y, 61, &t), "fit with the clock"))
+		return;
+	ASSERT_TRUE(t.by_io && t.p_up < 1e-6, "by the IOs: a clear trend");
+	ASSERT_NEAR(t.slope, 73000, 25000, "the rate stays per second");
+	if (!ASSERT_OK(ps_trend_fit_io(x, io, line, 61, &t), "a line in time"))
+		return;
+	ASSERT_FALSE(t.by_io, "a line in time keeps the time clock");
+	ASSERT_TRUE(t.p_up < 1e-6, "and its clear trend");
+	/* a clock that does not advance (no IOs) is no clock */
+	for (int i = 0; i < 61; i++)
+		io[i] = 0;
+	if (!ASSERT_OK(ps_trend_fit_io(x, io, y, 61, &t), "a stopped clock"))
+		return;
+	ASSERT_FALSE(t.by_io, "a stopped clock is not used");
 }
 
 TEST(long_series_are_reduced)
