@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <libsmbclient.h>
@@ -479,11 +480,11 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 {
 	struct timespec nap = { 0, 5000000 };
 	pid_t lanes[LEAK_LANES] = { 0 };
-	uint64_t base, up, down;
+	uint64_t base, up, down, dead = 0;
 	unsigned n = 0;
-	char msg[192];
+	char msg[192], first[sizeof(f->msg)];
 	SMBCCTX *ctx;
-	int ret = 1, err;
+	int ret = 1, err, fork_err = 0;
 
 	ctx = new_ctx(o);
 	if (!ctx) {
@@ -499,27 +500,47 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 	}
 	f->files = leak_files_make(ctx, o) ? LEAK_FILES : 0;
 	smb.free_context(ctx, 1);
-	for (; n < LEAK_LANES; n++) {
-		err = leak_lane_start(o, ctl, f, &lanes[n], n);
-		if (err) {
-			ps_load_fault_fail(f, err, "fork: %s", strerror(-err));
-			goto out;
-		}
+	/* a lane that cannot be forked is one fewer: the others go on */
+	for (unsigned i = 0; i < LEAK_LANES; i++) {
+		err = leak_lane_start(o, ctl, f, &lanes[n], i);
+		if (!err)
+			n++;
+		else
+			fork_err = err;
 	}
-	/* ready once every lane has connected or failed to (load's setup deadline bounds it) */
-	do {
-		nanosleep(&nap, NULL);
+	if (!n) {
+		ps_load_fault_fail(f, fork_err, "fork: %s", strerror(-fork_err));
+		return 1;
+	}
+	/*
+	 * Ready once every lane has connected or failed to, or died before either (killed, or a
+	 * crash in libsmbclient): reaped here, counted with those that failed. load's setup
+	 * deadline bounds the wait, and a stop ends it.
+	 */
+	for (;;) {
 		up = __atomic_load_n(&f->lanes, __ATOMIC_ACQUIRE);
 		down = __atomic_load_n(&f->lanes_down, __ATOMIC_ACQUIRE);
-	} while (up + down < n);
+		if (up + down + dead >= n ||
+		    __atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) == PS_LOAD_GO_STOP)
+			break;
+		for (unsigned i = 0; i < n; i++)
+			if (lanes[i] > 0 && waitpid(lanes[i], NULL, WNOHANG) == lanes[i]) {
+				lanes[i] = 0;
+				dead++;
+			}
+		nanosleep(&nap, NULL);
+	}
 	if (!up) {
-		/* the first lane's reason is in f->msg */
-		ps_load_fault_fail(f, -EIO, "no lane could connect: %.150s", f->msg);
+		/* the first lane's reason is in f->msg, which the failure rewrites */
+		memcpy(first, f->msg, sizeof(first));
+		first[sizeof(first) - 1] = '\0';
+		ps_load_fault_fail(f, -EIO, "no lane could connect: %.150s",
+				   first[0] ? first : "its process died");
 		goto out;
 	}
-	if (down)
-		snprintf(f->note, sizeof(f->note), "%llu of %u lanes could not connect",
-			 (unsigned long long)down, n);
+	if (down + dead + (LEAK_LANES - n))
+		snprintf(f->note, sizeof(f->note), "%llu of %u lanes could not connect or fork",
+			 (unsigned long long)(down + dead + (LEAK_LANES - n)), LEAK_LANES);
 	__atomic_store_n(&f->state, PS_SLOT_READY, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) == PS_LOAD_GO_WAIT)
 		nanosleep(&nap, NULL);
@@ -544,7 +565,8 @@ out:
 	 * what each held.
 	 */
 	for (unsigned i = 0; i < n; i++)
-		kill(lanes[i], SIGKILL);
+		if (lanes[i] > 0)
+			kill(lanes[i], SIGKILL);
 	ps_load_reap(lanes, n, 0);
 	return ret;
 }
