@@ -128,14 +128,31 @@ static double autocorr_factor(const double *x, const double *y, size_t n, double
 	return f;
 }
 
+/* The median absolute deviation of the residuals around y = slope x: how well the line fits. */
+static double spread(const double *x, const double *y, size_t n, double slope, double *work)
+{
+	double m;
+
+	for (size_t i = 0; i < n; i++)
+		work[i] = y[i] - slope * x[i];
+	m = ps_median(work, n);
+	for (size_t i = 0; i < n; i++)
+		work[i] = y[i] - slope * x[i] - m;
+	for (size_t i = 0; i < n; i++)
+		work[i] = fabs(work[i]);
+	return ps_median(work, n);
+}
+
 /*
  * The inflation of the residuals around the line y = a + b io (io non-decreasing: pairs with
- * equal io left out), or 0 when io does not advance over at least half the pairs.
+ * equal io left out), when that line fits the points better than the line in x (slope per x
+ * given) does; else 0, and 0 when io does not advance over at least half the pairs.
  */
-static double io_factor(const double *io, const double *y, size_t n, double *pairs, double *work,
-			size_t *idx)
+static double io_factor(const double *x, const double *io, const double *y, size_t n,
+			double slope, double *pairs, double *work, size_t *idx)
 {
 	size_t np = 0;
+	double b;
 
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i + 1; j < n; j++)
@@ -143,7 +160,10 @@ static double io_factor(const double *io, const double *y, size_t n, double *pai
 				pairs[np++] = (y[j] - y[i]) / (io[j] - io[i]);
 	if (np < n * (n - 1) / 4)
 		return 0;
-	return autocorr_factor(io, y, n, ps_median(pairs, np), work, idx);
+	b = ps_median(pairs, np);
+	if (!(spread(io, y, n, b, work) < spread(x, y, n, slope, work)))
+		return 0;
+	return autocorr_factor(io, y, n, b, work, idx);
 }
 
 int ps_trend_fit(const double *xin, const double *yin, size_t nin, struct ps_trend *out)
@@ -196,12 +216,13 @@ int ps_trend_fit_io(const double *xin, const double *ioin, const double *yin, si
 	/*
 	 * Memory that grows by the IOs done is a line in the IOs, not in time: residuals around
 	 * the time line then follow the workload's rate as it drifts, and the correction would
-	 * read that as noise lingering. Judged by the clock its line fits better. A series that
-	 * is no line in either (a random walk, noise around a level) is corrected as much.
+	 * read that as noise lingering. The noise is what is left around the line that fits
+	 * better, whichever correction that gives: the clock is chosen by the fit, not by the
+	 * smaller correction, which would favour a trend in every series.
 	 */
 	if (io) {
-		fio = io_factor(io, y, n, pairs, work, idx);
-		if (fio > 0 && fio < f) {
+		fio = io_factor(x, io, y, n, out->slope, pairs, work, idx);
+		if (fio > 0) {
 			f = fio;
 			out->by_io = true;
 		}

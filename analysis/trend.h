@@ -10,8 +10,8 @@
  *                        makes the plain test call trends in noise, so the variance is scaled
  *                        by the effective sample size of Yue and Wang (2004) for AR(1) noise,
  *                        from the lag-1 autocorrelation of the ranks of the detrended series.
- *                        With the IOs done as a second clock, detrended by each clock, the
- *                        smaller inflation: memory a workload leaks is a line in its IOs.
+ *                        With the IOs done as a second clock, detrended by the clock whose
+ *                        line fits better: memory a workload leaks is a line in its IOs.
  *   Two segments         the best continuous two-piece line (a break at one of the points) and
  *                        its slopes before and after: growth that stops (a pool that filled,
  *                        QD16's in-flight buffers) has a flat second piece.
@@ -38,7 +38,7 @@ struct ps_trend {
 	double p_up;		/* one-sided p-value of "y increases" */
 	double p_two;		/* two-sided p-value of "y has a monotonic trend" */
 	double inflation;	/* of var_s by the autocorrelation, around the line in x */
-	bool by_io;		/* var_s inflated as around the line in the IOs (smaller) */
+	bool by_io;		/* var_s inflated as around the line in the IOs (fits better) */
 };
 
 /*

@@ -55,7 +55,9 @@ static int leak_io(void)
  * The clock's scenarios, one window each: the IO rate drifts around 10000 a second (AR(1) of
  * its logarithm, rho 0.9, sd 0.15: 7000 to 14000 within a window, as a busy machine's SMB load
  * does). res[]: walk, steps, AR(1), in flight, leak per IO judged by time alone, with the clock,
- * and the walk by time alone.
+ * and the walk by time alone; then walks whose steps follow the IO rate (64 KiB a second at
+ * 10000 IOPS) where the rate changes hard: x4 or /4 at a random point (load steps), and to 0 at
+ * a random point (the load ends in the window), each by time alone and with the clock.
  */
 static void with_clock(int *res)
 {
@@ -87,12 +89,26 @@ static void with_clock(int *res)
 		y[i] = 35 * KiB / 10000 * io[i] + KiB * normal();
 	res[4] += leak();
 	res[5] += leak_io();
+	for (int k = 0; k < 2; k++) {
+		int at = 3 + (int)(uniform() * (N - 6));
+		double f = uniform() < 0.5 ? 4 : 0.25;
+
+		v = 0;
+		for (int i = 0; i < N; i++) {
+			double r = i < at ? 10000 : k ? 0 : 10000 * f;
+
+			io[i] = i ? io[i - 1] + r : 0;
+			y[i] = v += 64 * KiB * sqrt(r / 10000) * normal();
+		}
+		res[7 + 2 * k] += leak();
+		res[8 + 2 * k] += leak_io();
+	}
 }
 
 int main(int argc, char **argv)
 {
 	int runs = argc > 1 ? atoi(argv[1]) : 20000, walk = 0, steps = 0, ar = 0, stair = 0, drops = 0;
-	int burst = 0, clk[7] = { 0 };
+	int burst = 0, clk[11] = { 0 };
 	unsigned long long rng_clock = 0x9E3779B97F4A7C15ull, keep;
 
 	if (runs <= 0) {
@@ -159,6 +175,10 @@ int main(int argc, char **argv)
 	       "                AR(1) 0.9 %.2f %%, 2 MiB in flight following the IO rate %.2f %%\n",
 	       100.0 * clk[0] / runs, 100.0 * clk[6] / runs, 100.0 * clk[1] / runs,
 	       100.0 * clk[2] / runs, 100.0 * clk[3] / runs);
+	printf("                walks following the IO rate: rate x4 or /4 at a random point %.2f %%\n"
+	       "                (%.2f %% by time alone), load ending at a random point %.2f %% (%.2f %%)\n",
+	       100.0 * clk[8] / runs, 100.0 * clk[7] / runs, 100.0 * clk[10] / runs,
+	       100.0 * clk[9] / runs);
 	printf("  leak:         35 KiB/s by the IO, +-1 KiB: %.1f %% without the clock, %.1f %% with\n",
 	       100.0 * clk[4] / runs, 100.0 * clk[5] / runs);
 	return 0;

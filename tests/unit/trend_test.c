@@ -130,7 +130,7 @@ TEST(trend_in_noise_is_found)
  * Memory leaked per IO by a workload whose rate drifts (10000 IOPS +-30 %, a slow wave) over a
  * minute, with one object's worth of jitter: around the line in time its residuals follow the
  * wave, and the correction calls the trend unclear; with the IOs as the clock they are the
- * jitter. A line in time beside the same IOs keeps the time clock: the smaller inflation wins.
+ * jitter. A line in time beside the same IOs keeps the time clock: its line fits better.
  */
 TEST(leak_per_io_with_the_io_clock)
 {
