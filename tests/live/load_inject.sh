@@ -68,7 +68,8 @@ sampler_run() { while :; do sample; sleep 0.5; done; }
 
 # run NAME ARGS...: the workload with ARGS for SECS, sampled from before it starts until it
 # has exited; $d/NAME.out (its stdout), .err, .samples, and .window: when its step began and
-# ended (the result line's time, before the faults are stopped)
+# ended (its summary line's time, read as it comes: a date(1) a line lagged by up to a second on
+# a busy machine, past the point where load stops the faults, just after its result line)
 run() {
 	local name=$1 rc t0
 	shift
@@ -80,13 +81,14 @@ run() {
 	t0=$(date +%s.%N)
 	{ $PS_SMB_CLIENT_EXEC "$POOLSCOPE" load "$PS_SMB_URL" --user "$PS_SMB_USER" --qd 16 \
 		--workers 2 --duration $SECS --quiet "$@" 2> "$d/$name.err"; echo "exit $?"; } |
-		while IFS= read -r l; do echo "$(date +%s.%N) $l"; done > "$d/$name.timed"
+		while IFS= read -r l; do echo "${EPOCHREALTIME/,/.} $l"; done > "$d/$name.timed"
 	sleep 1
 	kill "$sampler"; wait "$sampler" 2>/dev/null; sampler=
 	cut -d' ' -f2- "$d/$name.timed" | grep -v '^exit ' > "$d/$name.out"
 	rc=$(sed -n 's/^[^ ]* exit //p' "$d/$name.timed")
 	[ "$rc" = 0 ] || { cat "$d/$name.err"; fail "$name: load exited $rc"; }
-	echo "$t0 $(awk '$2 == "result:" { print $1 }' "$d/$name.timed")" > "$d/$name.window"
+	echo "$t0 $(awk '$2 == "summary" && $3 == "step" { print $1; exit }' "$d/$name.timed")" \
+		> "$d/$name.window"
 	grep '^result:' "$d/$name.out"
 	grep '^inject:' "$d/$name.out"
 	return 0
