@@ -514,7 +514,7 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 	}
 	/*
 	 * Ready once every lane has connected or failed to, or died before either (killed, or a
-	 * crash in libsmbclient): reaped here, counted with those that failed. load's setup
+	 * crash in libsmbclient): reaped here, counted with those that failed, and only those. load's setup
 	 * deadline bounds the wait, and a stop ends it.
 	 */
 	for (;;) {
@@ -523,11 +523,16 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 		if (up + down + dead >= n ||
 		    __atomic_load_n(&ctl->inject_go, __ATOMIC_ACQUIRE) == PS_LOAD_GO_STOP)
 			break;
-		for (unsigned i = 0; i < n; i++)
-			if (lanes[i] > 0 && waitpid(lanes[i], NULL, WNOHANG) == lanes[i]) {
-				lanes[i] = 0;
+		for (unsigned i = 0; i < n; i++) {
+			int st;
+
+			if (lanes[i] <= 0 || waitpid(lanes[i], &st, WNOHANG) != lanes[i])
+				continue;
+			lanes[i] = 0;
+			/* a lane that could not connect exits 0 once it has counted itself down */
+			if (!WIFEXITED(st) || WEXITSTATUS(st))
 				dead++;
-			}
+		}
 		nanosleep(&nap, NULL);
 	}
 	if (!up) {
