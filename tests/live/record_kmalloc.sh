@@ -11,7 +11,9 @@
 # tag (sampled with the kfunc, exact without), and everything back to the baseline after
 # release. The full maps: objects the map could not take are counted as drops and in neither
 # their tag nor their class, so that nothing is left live after release (counted but never seen
-# freed, they would make a leak that is not there).
+# freed, they would make a leak that is not there). In no-kfunc a tracefs instance witnesses the
+# kernel's own kmalloc and kfree events of fs/eventfd.c, so that objects left in the pointer map
+# are told apart: kfree reported by the kernel but not charged, or never reported.
 set -u
 . "$(dirname "$0")/lib/record_common.sh"
 ps_need_root
@@ -23,6 +25,75 @@ cache=kmalloc-64
 cnt() { counter_at "$db" "$1" "$2"; }
 cnt_delta() { echo $(( $(cnt "$1" "$3") - $(cnt "$1" "$2") )); }	# name from to
 
+# A witness for the no-kfunc case, whose tag must come back to exactly 0: a tracefs instance of
+# its own records the kernel's kmalloc and kfree events whose call site is in fs/eventfd.c,
+# pointers unhashed. When objects are left in the pointer map, it tells whether the kernel
+# reported their kfree (the tracepoint fired, the program did not charge it) or not.
+W=
+witness_stop() {
+	[ -n "$W" ] && [ -d "$W" ] || return 0
+	echo 0 > "$W/events/kmem/kmalloc/enable"
+	echo 0 > "$W/events/kmem/kfree/enable"
+}
+witness_cleanup() {
+	witness_stop
+	[ -n "$W" ] && [ -d "$W" ] && rmdir "$W"
+	W=
+	ps_test_cleanup
+}
+# fs/eventfd.c's text: the run of eventfd functions around do_eventfd, to the next function.
+eventfd_text() {
+	sort /proc/kallsyms | awk '$2 ~ /^[tT]$/ && $3 !~ /^__pfx_/ {
+		a[++n] = $1; s[n] = $3
+		if ($3 == "do_eventfd") k = n
+	} END {
+		if (!k) exit
+		for (i = k; i > 1 && s[i - 1] ~ /eventfd/; i--) ;
+		for (j = k; j < n && s[j + 1] ~ /eventfd/; j++) ;
+		if (j < n) print a[i], a[j + 1]
+	}'
+}
+witness_start() {
+	local lo hi f
+	read -r lo hi < <(eventfd_text) || { echo "[witness] no eventfd symbols in /proc/kallsyms"; return 0; }
+	W=/sys/kernel/tracing/instances/ps-record-kmalloc-$$
+	mkdir "$W" || { echo "[witness] cannot make $W"; W=; return 0; }
+	echo 8192 > "$W/buffer_size_kb"
+	echo nohash-ptr > "$W/trace_options"
+	for f in kmalloc kfree; do
+		echo "call_site >= 0x$lo && call_site < 0x$hi" > "$W/events/kmem/$f/filter"
+		echo 1 > "$W/events/kmem/$f/enable"
+	done
+}
+# witness_report LEFTOVER_FILE: what the kernel reported, and for the addresses left in the
+# pointer map (one hex address a line) whether their last event was a kfree.
+witness_report() {
+	local lost
+	[ -n "$W" ] || return 0
+	witness_stop
+	lost=$(cat "$W"/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }')
+	python3 -c '
+import re, sys
+last, nalloc, nfree = {}, 0, 0
+for line in open(sys.argv[1], errors="replace"):
+    m = re.search(r"\b(kmalloc|kfree): call_site=\S+ ptr=(?:0x)?([0-9a-f]+)", line)
+    if not m:
+        continue
+    a = int(m.group(2), 16)
+    if m.group(1) == "kmalloc":
+        nalloc += 1
+    else:
+        nfree += 1
+    last[a] = m.group(1)
+left = [int(x, 16) for x in open(sys.argv[2]).read().split()]
+reported = sum(1 for a in left if last.get(a) == "kfree")
+print("[no-kfunc] witness (tracefs instance, fs/eventfd.c call sites): %d kmalloc, %d kfree, "
+      "%d still live, %s events lost; of the %d do_eventfd objects left in the pointer map, "
+      "%d had their kfree reported by the kernel, %d were never seen allocated" % (
+      nalloc, nfree, sum(1 for v in last.values() if v == "kmalloc"), sys.argv[3], len(left),
+      reported, sum(1 for a in left if a not in last)))' "$W/trace" "$1" "$lost"
+}
+
 for mode in kfunc no-kfunc full-map filter-full-map; do
 	db=$tmp/$mode.db
 	extra=()
@@ -30,6 +101,9 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	[ $mode = full-map ] && extra=(--no-kfunc --map-size ptrs=$((N / 8)))
 	[ $mode = filter-full-map ] && extra=(--comm evleak --map-size ptrs=$((N / 8)))
 	ps_start_recorder "$db" --interval 500ms "${extra[@]}" || exit 1
+	trap witness_cleanup EXIT
+	# before the baseline: the instance's own objects (thousands in kmalloc-64) are in it
+	[ $mode = no-kfunc ] && witness_start
 	sleep 1
 	ps_shrink $cache
 	base=$(proc_active $cache)
@@ -47,17 +121,23 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	# what is still there after release, read before the maps go with the recorder, tells a
 	# kfree the program never saw (entry left) from one it saw but did not charge (none left).
 	inmap=-
+	: > "$tmp/left"
 	if [ $mode = no-kfunc ] && command -v bpftool >/dev/null; then
 		site=$(printf '%u' "$(q "$db" "SELECT site FROM tags WHERE kind = 'kmalloc'
 			AND site_sym LIKE 'do_eventfd+%' LIMIT 1")")
 		# Buckets of slots; a slot is taken while its address is not 0.
 		inmap=$(bpftool map dump name ptrs -j 2>/dev/null | python3 -c '
 import json, sys
-n = 0
+left = []
 for e in json.load(sys.stdin):
     b = e.get("formatted", e)["value"]
-    n += sum(1 for a, v in zip(b["addr"], b["val"]) if a and v["tag"]["site"] == int(sys.argv[1]))
-print(n)' "$site")
+    left += [a for a, v in zip(b["addr"], b["val"]) if a and v["tag"]["site"] == int(sys.argv[1])]
+open(sys.argv[2], "w").write("".join("%x\n" % (a % (1 << 64)) for a in left))
+print(len(left))' "$site" "$tmp/left")
+	fi
+	if [ -n "$W" ]; then
+		witness_report "$tmp/left"
+		rmdir "$W" && W=
 	fi
 	ps_stop_recorder || { echo "FAIL: recorder exit status"; cat "$db.err"; exit 1; }
 	tracking=$(q "$db" "SELECT value FROM meta WHERE key = 'kmalloc_tracking'")
