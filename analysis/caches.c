@@ -141,6 +141,11 @@ int ps_cache_table(const struct ps_report *rep, struct ps_cache_table *out)
 		c->pre_frees = ctr(r, c->cls, PS_CTR_CLASS_PRE_FREES, rep->from, rep->to);
 		c->pre_free_bytes = ctr(r, c->cls, PS_CTR_CLASS_PRE_FREE_BYTES, rep->from,
 					rep->to);
+		/* a sampled estimate of some of the frees: at most the exact count, as in the series */
+		if (c->pre_frees > c->frees)
+			c->pre_frees = c->frees;
+		if (c->pre_free_bytes > c->free_bytes)
+			c->pre_free_bytes = c->free_bytes;
 		c->net_objs = c->allocs - c->frees;
 		c->net_bytes = c->alloc_bytes - c->free_bytes;
 		for (size_t s = 0; s < r->nslab; s++)

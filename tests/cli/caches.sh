@@ -39,6 +39,22 @@ row() { jq -c --arg c "$1" ".caches[] | select(.cache == \$c) | [.allocs, .frees
 [ "$(row page-order-0)" = "[7,2,5,20480]" ] && ok first-row-late ||
 	bad first-row-late "page-order-0: $(row page-order-0), want [7,2,5,20480] (0 before its first row)"
 [ -z "$(row pages)" ] && ok no-sum-row || bad no-sum-row "a row for 'pages', every order's sum"
+# frees of older objects, a sampled estimate: as recorded while under the class's frees (950,
+# 243200 bytes in the window), capped at them above
+pre() {
+	cp c.db p.db
+	sqlite3 p.db "INSERT INTO counters VALUES
+		('class.kmalloc-256.preexisting_frees', 0, 0),
+		('class.kmalloc-256.preexisting_free_bytes', 0, 0),
+		('class.kmalloc-256.preexisting_frees', $last, $1),
+		('class.kmalloc-256.preexisting_free_bytes', $last, $2)" || exit 1
+	"$P" report p.db --by cache --format json |
+		jq -c '.caches[] | select(.cache == "kmalloc-256") | [.preexisting_frees, .preexisting_free_bytes]'
+}
+[ "$(pre 300 76800)" = "[300,76800]" ] && ok preexisting-kept ||
+	bad preexisting-kept "$(pre 300 76800), want [300,76800]"
+[ "$(pre 2000 512000)" = "[950,243200]" ] && ok preexisting-capped ||
+	bad preexisting-capped "$(pre 2000 512000), want [950,243200] (the window's frees)"
 python3 - c.json r.json <<'PY' && ok tags-and-error || bad tags-and-error "see above"
 import json, math, sys
 c = {r["cache"]: r for r in json.load(open(sys.argv[1]))["caches"]}
