@@ -137,9 +137,7 @@ static double spread(const double *x, const double *y, size_t n, double slope, d
 		work[i] = y[i] - slope * x[i];
 	m = ps_median(work, n);
 	for (size_t i = 0; i < n; i++)
-		work[i] = y[i] - slope * x[i] - m;
-	for (size_t i = 0; i < n; i++)
-		work[i] = fabs(work[i]);
+		work[i] = fabs(y[i] - slope * x[i] - m);
 	return ps_median(work, n);
 }
 

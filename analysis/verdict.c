@@ -445,40 +445,30 @@ static int state_of(struct ps_verdict *v, const struct ps_report *rep, struct wo
 }
 
 /*
- * The workload's IOs done by each point of the window, from its start: NULL without workload
- * rows or when the window saw none. Memory a workload leaks follows them (ps_trend_fit_io).
+ * The workload's IOs done by each point of the window, from its start, into *out: NULL without
+ * workload rows or when the window saw none. Memory a workload leaks follows them
+ * (ps_trend_fit_io). -ENOMEM, or 0.
  */
-static double *workload_clock(const struct ps_report *rep)
+static int workload_clock(const struct ps_report *rep, double **out)
 {
 	const struct ps_run *r = rep->run;
 	size_t n = rep->to - rep->from + 1;
 	double *io, sum = 0;
 
+	*out = NULL;
 	if (!r->has_workload)
-		return NULL;
+		return 0;
 	io = malloc(n * sizeof(*io));
 	if (!io)
-		return NULL;
+		return -ENOMEM;
 	io[0] = 0;
 	for (size_t k = 1; k < n; k++)
 		io[k] = sum += (double)r->workload[rep->from + k].ios;
-	if (sum <= 0) {
+	if (sum <= 0)
 		free(io);
-		return NULL;
-	}
-	return io;
-}
-
-static double workload_iops(const struct ps_report *rep)
-{
-	const struct ps_run *r = rep->run;
-	uint64_t ios = 0;
-
-	if (!r->has_workload || rep->secs <= 0)
-		return 0;
-	for (uint32_t k = rep->from + 1; k <= rep->to; k++)
-		ios += r->workload[k].ios;
-	return (double)ios / rep->secs;
+	else
+		*out = io;
+	return 0;
 }
 
 static void fmt_rate(char *buf, size_t len, double bps)
@@ -586,7 +576,10 @@ int ps_verdict_build(struct ps_verdict *v, const struct ps_report *rep, const ch
 
 	memset(v, 0, sizeof(*v));
 	v->domain = domain;
-	v->iops = workload_iops(rep);
+	if (workload_clock(rep, &wk.io))
+		goto out;
+	if (wk.io && rep->secs > 0)
+		v->iops = wk.io[n - 1] / rep->secs;
 	v->min_rate = PS_V_MIN_RATE;
 	if (v->iops * PS_V_MIN_PER_IO > v->min_rate)
 		v->min_rate = v->iops * PS_V_MIN_PER_IO;
@@ -618,9 +611,6 @@ int ps_verdict_build(struct ps_verdict *v, const struct ps_report *rep, const ch
 	wk.sum = calloc((np + 1) * n, sizeof(*wk.sum));
 	wk.home = calloc(np + 1, sizeof(*wk.home));
 	if (!wk.t || !wk.y || !wk.ct || !wk.cy || !wk.sum || !wk.home)
-		goto out;
-	wk.io = workload_clock(rep);
-	if (!wk.io && v->iops > 0)
 		goto out;
 	for (size_t i = 0; i < rep->nrows; i++) {
 		const struct ps_report_row *w = &rep->rows[i];
@@ -708,20 +698,20 @@ const char *ps_row_trend(const struct ps_report *rep, const struct ps_report_row
 {
 	static const char *const words[] = { "flat", "plateau", "rising", "steady" };
 	size_t n = rep->to - rep->from + 1;
-	double *t = malloc(n * sizeof(*t)), *y = malloc(n * sizeof(*y)), *io = workload_clock(rep);
+	double *t = malloc(n * sizeof(*t)), *y = malloc(n * sizeof(*y)), *io;
 	struct ps_vstat st = { .state = PS_V_STABLE };
 
-	if (t && y) {
+	if (t && y && !workload_clock(rep, &io)) {
 		for (size_t i = 0; i < n; i++) {
 			t[i] = rep->run->intervals[rep->from + i].t_ns / 1e9;
 			y[i] = (double)ps_row_live(rep, w, rep->from + i);
 		}
 		if (ps_vstat_series_io(t, io, y, n, min_rate, true, &st))
 			st.state = PS_V_STABLE;
+		free(io);
 	}
 	free(t);
 	free(y);
-	free(io);
 	if (st.state == PS_V_GROWING && st.why && !strcmp(st.why, "window too short"))
 		return "rising";
 	return words[st.state];
