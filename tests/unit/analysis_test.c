@@ -343,6 +343,10 @@ TEST(report_by_path)
 	ps_rules_free(rs);
 }
 
+/* A tag of the network path (tag id 1). */
+static const struct ps_tag tcp_tag = { .id = 1, .kind = "slab", .name = "TCP", .cache = "TCP",
+				       .site_sym = "sk_prot_alloc+0x32" };
+
 /*
  * Two paths that each grew less than the floor add up to a plateau of the domain: the sentence
  * names the path with most of it by its own state, never "PLATEAU on the network path" for a
@@ -352,14 +356,12 @@ TEST(verdict_spread_over_paths)
 {
 	struct ps_rules *rs = default_rules();
 	struct ps_run *r = ps_run_new(31);
-	struct ps_tag nt = { .id = 1, .kind = "slab", .name = "TCP", .cache = "TCP",
-			     .site_sym = "sk_prot_alloc+0x32" };
 	struct ps_tag ot = { .id = 2, .kind = "slab", .name = "task_struct", .cache = "task_struct",
 			     .site_sym = "copy_process+0x1a5" };
 	struct ps_report rep;
 	struct ps_verdict v;
 
-	if (!ASSERT_TRUE(rs && r, "setup") || !ASSERT_NOT_NULL(ps_run_add_tag(r, &nt), "tag") ||
+	if (!ASSERT_TRUE(rs && r, "setup") || !ASSERT_NOT_NULL(ps_run_add_tag(r, &tcp_tag), "tag") ||
 	    !ASSERT_NOT_NULL(ps_run_add_tag(r, &ot), "tag"))
 		return;
 	for (uint32_t i = 0; i < 31; i++) {
@@ -391,15 +393,13 @@ TEST(verdict_leak_per_io)
 {
 	struct ps_rules *rs = default_rules();
 	struct ps_run *r = ps_run_new(61);
-	struct ps_tag nt = { .id = 1, .kind = "slab", .name = "TCP", .cache = "TCP",
-			     .site_sym = "sk_prot_alloc+0x32" };
 	struct ps_series *su;
 	struct ps_report rep;
 	struct ps_verdict v;
 	double io = 0;
 
 	if (!ASSERT_TRUE(rs && r && !ps_run_enable_workload(r), "setup") ||
-	    !ASSERT_NOT_NULL(ps_run_add_tag(r, &nt), "tag") ||
+	    !ASSERT_NOT_NULL(ps_run_add_tag(r, &tcp_tag), "tag") ||
 	    !ASSERT_NOT_NULL(su = ps_run_add_sys(r, PS_SYS_SUNRECLAIM), "counter"))
 		return;
 	for (uint32_t i = 0; i < 61; i++) {
