@@ -43,7 +43,7 @@ witness_cleanup() {
 }
 # fs/eventfd.c's text: the run of eventfd functions around do_eventfd, to the next function.
 eventfd_text() {
-	sort /proc/kallsyms | awk '$2 ~ /^[tT]$/ && $3 !~ /^__pfx_/ {
+	LC_ALL=C sort /proc/kallsyms | awk '$2 ~ /^[tT]$/ && $3 !~ /^__pfx_/ {
 		a[++n] = $1; s[n] = $3
 		if ($3 == "do_eventfd") k = n
 	} END {
@@ -55,21 +55,35 @@ eventfd_text() {
 }
 witness_start() {
 	local lo hi f
-	read -r lo hi < <(eventfd_text) || { echo "[witness] no eventfd symbols in /proc/kallsyms"; return 0; }
-	W=/sys/kernel/tracing/instances/ps-record-kmalloc-$$
-	mkdir "$W" || { echo "[witness] cannot make $W"; W=; return 0; }
-	echo 8192 > "$W/buffer_size_kb"
+	read -r lo hi < <(eventfd_text)
+	# kptr_restrict hides addresses as 0
+	if [ -z "${lo:-}" ] || [ $((0x$lo)) = 0 ] || [ $((0x$lo >= 0x$hi)) = 1 ]; then
+		echo "[witness] none: no fs/eventfd.c text addresses in /proc/kallsyms"
+		return 0
+	fi
+	# one fixed name: a run killed before its trap could run leaves it for the next to remove
+	W=/sys/kernel/tracing/instances/ps-record-kmalloc-witness
+	[ -d "$W" ] && { witness_stop; rmdir "$W"; }
+	mkdir "$W" || { echo "[witness] none: cannot make $W"; W=; return 0; }
+	echo 2048 > "$W/buffer_size_kb"
 	echo nohash-ptr > "$W/trace_options"
+	if ! grep -qx nohash-ptr "$W/trace_options"; then
+		echo "[witness] none: pointers would be hashed"
+		rmdir "$W"; W=; return 0
+	fi
 	for f in kmalloc kfree; do
-		echo "call_site >= 0x$lo && call_site < 0x$hi" > "$W/events/kmem/$f/filter"
-		echo 1 > "$W/events/kmem/$f/enable"
+		if ! echo "call_site >= 0x$lo && call_site < 0x$hi" > "$W/events/kmem/$f/filter" ||
+		   ! echo 1 > "$W/events/kmem/$f/enable"; then
+			echo "[witness] none: cannot filter and enable kmem:$f"
+			witness_stop; rmdir "$W"; W=; return 0
+		fi
 	done
 }
-# witness_report LEFTOVER_FILE: what the kernel reported, and for the addresses left in the
-# pointer map (one hex address a line) whether their last event was a kfree.
+# witness_report LEFTOVER_FILE|-: what the kernel reported, and for the addresses left in the
+# pointer map (one hex address a line; -: the map could not be read) whether their last event
+# was a kfree.
 witness_report() {
 	local lost
-	[ -n "$W" ] || return 0
 	witness_stop
 	lost=$(cat "$W"/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }')
 	python3 -c '
@@ -85,13 +99,17 @@ for line in open(sys.argv[1], errors="replace"):
     else:
         nfree += 1
     last[a] = m.group(1)
+line = ("[no-kfunc] witness (tracefs instance, fs/eventfd.c call sites): %d kmalloc, %d kfree, "
+        "%d still live, %s events lost" % (nalloc, nfree,
+        sum(1 for v in last.values() if v == "kmalloc"), sys.argv[3]))
+if sys.argv[2] == "-":
+    print(line + "; the pointer map was not read (no bpftool)")
+    sys.exit(0)
 left = [int(x, 16) for x in open(sys.argv[2]).read().split()]
-reported = sum(1 for a in left if last.get(a) == "kfree")
-print("[no-kfunc] witness (tracefs instance, fs/eventfd.c call sites): %d kmalloc, %d kfree, "
-      "%d still live, %s events lost; of the %d do_eventfd objects left in the pointer map, "
-      "%d had their kfree reported by the kernel, %d were never seen allocated" % (
-      nalloc, nfree, sum(1 for v in last.values() if v == "kmalloc"), sys.argv[3], len(left),
-      reported, sum(1 for a in left if a not in last)))' "$W/trace" "$1" "$lost"
+print(line + "; of the %d do_eventfd objects left in the pointer map, %d had their kfree "
+      "reported by the kernel, %d were never seen allocated" % (len(left),
+      sum(1 for a in left if last.get(a) == "kfree"), sum(1 for a in left if a not in last)))
+' "$W/trace" "$1" "$lost"
 }
 
 for mode in kfunc no-kfunc full-map filter-full-map; do
@@ -121,8 +139,9 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	# what is still there after release, read before the maps go with the recorder, tells a
 	# kfree the program never saw (entry left) from one it saw but did not charge (none left).
 	inmap=-
-	: > "$tmp/left"
+	left=-
 	if [ $mode = no-kfunc ] && command -v bpftool >/dev/null; then
+		left=$tmp/left
 		site=$(printf '%u' "$(q "$db" "SELECT site FROM tags WHERE kind = 'kmalloc'
 			AND site_sym LIKE 'do_eventfd+%' LIMIT 1")")
 		# Buckets of slots; a slot is taken while its address is not 0.
@@ -133,11 +152,11 @@ for e in json.load(sys.stdin):
     b = e.get("formatted", e)["value"]
     left += [a for a, v in zip(b["addr"], b["val"]) if a and v["tag"]["site"] == int(sys.argv[1])]
 open(sys.argv[2], "w").write("".join("%x\n" % (a % (1 << 64)) for a in left))
-print(len(left))' "$site" "$tmp/left")
+print(len(left))' "$site" "$left")
 	fi
-	if [ -n "$W" ]; then
-		witness_report "$tmp/left"
-		rmdir "$W" && W=
+	if [ $mode = no-kfunc ] && [ -n "$W" ]; then
+		witness_report "$left"
+		rmdir "$W" && W=	# else the exit trap tries again
 	fi
 	ps_stop_recorder || { echo "FAIL: recorder exit status"; cat "$db.err"; exit 1; }
 	tracking=$(q "$db" "SELECT value FROM meta WHERE key = 'kmalloc_tracking'")
