@@ -135,7 +135,7 @@ static void json_verdict(FILE *f, const struct ps_verdict *v)
 	fprintf(f, ",\"confirm_growth_bytes\":%" PRId64 ",\"min_rate_bps\":%.1f,\"iops\":%.1f,"
 		"\"bytes_per_io\":", v->confirm_growth, v->min_rate, v->iops);
 	if (v->iops > 0)
-		fprintf(f, "%.3f", v->st.rate / v->iops);
+		fprintf(f, "%.3f", ps_verdict_per_io(v));
 	else
 		fputs("null", f);
 	fprintf(f, ",\"untraced_removed_bytes\":%" PRId64 ",\"bounded_left_out_bytes\":%" PRId64,

@@ -144,13 +144,13 @@ static double spread(const double *x, const double *y, size_t n, double slope, d
 /*
  * The inflation of the residuals around the line y = a + b io (io non-decreasing: pairs with
  * equal io left out), when that line fits the points better than the line in x (slope per x
- * given) does; else 0, and 0 when io does not advance over at least half the pairs.
+ * given) does; else 0, and 0 when io does not advance over at least half the pairs. *b gets
+ * the slope against io.
  */
 static double io_factor(const double *x, const double *io, const double *y, size_t n,
-			double slope, double *pairs, double *work, size_t *idx)
+			double slope, double *pairs, double *work, size_t *idx, double *b)
 {
 	size_t np = 0;
-	double b;
 
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i + 1; j < n; j++)
@@ -158,10 +158,10 @@ static double io_factor(const double *x, const double *io, const double *y, size
 				pairs[np++] = (y[j] - y[i]) / (io[j] - io[i]);
 	if (np < n * (n - 1) / 4)
 		return 0;
-	b = ps_median(pairs, np);
-	if (!(spread(io, y, n, b, work) < spread(x, y, n, slope, work)))
+	*b = ps_median(pairs, np);
+	if (!(spread(io, y, n, *b, work) < spread(x, y, n, slope, work)))
 		return 0;
-	return autocorr_factor(io, y, n, b, work, idx);
+	return autocorr_factor(io, y, n, *b, work, idx);
 }
 
 int ps_trend_fit(const double *xin, const double *yin, size_t nin, struct ps_trend *out)
@@ -174,7 +174,7 @@ int ps_trend_fit_io(const double *xin, const double *ioin, const double *yin, si
 {
 	double *x = NULL, *y = NULL, *io = NULL, *pairs = NULL, *work = NULL;
 	size_t n, np = 0, *idx = NULL;
-	double s = 0, var, f, fio;
+	double s = 0, var, f, fio, b = 0;
 	int e = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -219,10 +219,11 @@ int ps_trend_fit_io(const double *xin, const double *ioin, const double *yin, si
 	 * smaller correction, which would favour a trend in every series.
 	 */
 	if (io) {
-		fio = io_factor(x, io, y, n, out->slope, pairs, work, idx);
+		fio = io_factor(x, io, y, n, out->slope, pairs, work, idx, &b);
 		if (fio > 0) {
 			f = fio;
 			out->by_io = true;
+			out->slope_io = b;
 		}
 	}
 	var *= f;

@@ -39,6 +39,7 @@ struct ps_trend {
 	double p_two;		/* two-sided p-value of "y has a monotonic trend" */
 	double inflation;	/* of var_s by the autocorrelation, around the line in x */
 	bool by_io;		/* var_s inflated as around the line in the IOs (fits better) */
+	double slope_io;	/* Theil-Sen, y units per IO, when by_io; else 0 */
 };
 
 /*
@@ -48,7 +49,8 @@ struct ps_trend {
 int ps_trend_fit(const double *x, const double *y, size_t n, struct ps_trend *out);
 /*
  * The same with io, the IOs done by each point (non-decreasing), as a second clock for the
- * autocorrelation correction (NULL: none). Slope and intercept stay per x.
+ * autocorrelation correction (NULL: none). Slope and intercept stay per x; slope_io is the
+ * slope against the IOs when their line fits better.
  */
 int ps_trend_fit_io(const double *x, const double *io, const double *y, size_t n,
 		    struct ps_trend *out);

@@ -70,6 +70,7 @@ static int vstat(const double *t, const double *io, const double *y, const doubl
 	if (e)
 		return e == -EINVAL ? 0 : e;
 	out->rate = tr.slope;
+	out->per_io = tr.by_io ? tr.slope_io : 0;
 	out->p = tr.p_up;
 	out->late_rate = tr.slope;
 	/* the last piece must hold a fifth of the points: a break in the last two is noise */
@@ -471,6 +472,13 @@ static int workload_clock(const struct ps_report *rep, double **out)
 	return 0;
 }
 
+double ps_verdict_per_io(const struct ps_verdict *v)
+{
+	if (v->iops <= 0)
+		return 0;
+	return v->st.per_io > 0 ? v->st.per_io : v->st.rate / v->iops;
+}
+
 static void fmt_rate(char *buf, size_t len, double bps)
 {
 	char b[24];
@@ -531,7 +539,7 @@ static void summarise(struct ps_verdict *v, const struct ps_report *rep)
 				      on || !vp ? "it" : "that",
 				      ps_tag_label(&v->tag->ts->tag, lb, sizeof(lb)));
 		if (v->iops > 0 && o < len)
-			o += snprintf(s + o, len - o, ", %.1f bytes per IO", st->rate / v->iops);
+			o += snprintf(s + o, len - o, ", %.1f bytes per IO", ps_verdict_per_io(v));
 		if (st->state == PS_V_LEAK && v->confirmed_by && o < len)
 			o += snprintf(s + o, len - o, ", confirmed by %s", v->confirmed_by);
 		if (st->state == PS_V_GROWING && st->why && o < len)

@@ -86,6 +86,8 @@ struct ps_vstat {
 	int64_t peak;		/* max - start */
 	int64_t drawdown;	/* largest fall from an earlier maximum */
 	double rate;		/* Theil-Sen, bytes/s */
+	double per_io;		/* Theil-Sen against the workload's IOs, bytes/IO, when their
+				   line fits better than the line in time; else 0 */
 	double late_rate;	/* slope after the break of the two-piece fit (rate when none),
 				   on the series without its bursts */
 	double p;		/* Mann-Kendall one-sided p of "rises" (1 when not computed) */
@@ -130,6 +132,12 @@ struct ps_verdict {
 	struct ps_vpath paths[PS_V_PATHS_MAX];
 	char summary[512];		/* the one sentence */
 };
+
+/*
+ * Bytes per IO of the verdict's state, 0 without IOs: its slope against the workload's IOs when
+ * their line fits better (a leak per IO under a drifting IO rate), else its rate over the IO rate.
+ */
+double ps_verdict_per_io(const struct ps_verdict *v);
 
 /*
  * The trend of one row over the window with the verdict's floor, as a word for the table:

@@ -419,6 +419,9 @@ TEST(verdict_leak_per_io)
 		ASSERT_STREQ(v.path, "network", "its path");
 		ASSERT_STREQ(v.confirmed_by, PS_SYS_SUNRECLAIM, "confirmed by its counter");
 		ASSERT_NEAR(v.iops, io / 60, 1e-6, "IOs over the window's 60 s");
+		/* the slope against the IOs; the rate over the mean IO rate would be 6.9 */
+		ASSERT_NEAR(ps_verdict_per_io(&v), 7.3, 0.05, "7.3 bytes per IO");
+		ASSERT_STRSTR(v.summary, ", 7.3 bytes per IO,", "in the sentence");
 		ASSERT_STRSTR(v.summary, " bytes per IO, confirmed by SUnreclaim.", "said");
 	}
 	ps_report_free(&rep);

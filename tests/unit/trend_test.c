@@ -153,9 +153,11 @@ TEST(leak_per_io_with_the_io_clock)
 		return;
 	ASSERT_TRUE(t.by_io && t.p_up < 1e-6, "by the IOs: a clear trend");
 	ASSERT_NEAR(t.slope, 73000, 25000, "the rate stays per second");
+	ASSERT_NEAR(t.slope_io, 7.3, 0.01, "and the slope per IO is the leak's");
 	if (!ASSERT_OK(ps_trend_fit_io(x, io, line, 61, &t), "a line in time"))
 		return;
 	ASSERT_FALSE(t.by_io, "a line in time keeps the time clock");
+	ASSERT_TRUE(t.slope_io == 0, "and has no slope per IO");
 	ASSERT_TRUE(t.p_up < 1e-6, "and its clear trend");
 	/* a clock that does not advance (no IOs) is no clock */
 	for (int i = 0; i < 61; i++)
