@@ -11,9 +11,10 @@
 # tag (sampled with the kfunc, exact without), and everything back to the baseline after
 # release. The full maps: objects the map could not take are counted as drops and in neither
 # their tag nor their class, so that nothing is left live after release (counted but never seen
-# freed, they would make a leak that is not there). In no-kfunc a tracefs instance witnesses the
-# kernel's own kmalloc and kfree events of fs/eventfd.c, so that objects left in the pointer map
-# are told apart: kfree reported by the kernel but not charged, or never reported.
+# freed, they would make a leak that is not there). In the three exact cases a tracefs instance
+# witnesses the kernel's own kmalloc and kfree events of fs/eventfd.c, so that objects left in
+# the pointer map are told apart: kfree reported by the kernel but not charged, or never
+# reported.
 set -u
 . "$(dirname "$0")/lib/record_common.sh"
 ps_need_root
@@ -25,10 +26,12 @@ cache=kmalloc-64
 cnt() { counter_at "$db" "$1" "$2"; }
 cnt_delta() { echo $(( $(cnt "$1" "$3") - $(cnt "$1" "$2") )); }	# name from to
 
-# A witness for the no-kfunc case, whose tag must come back to exactly 0: a tracefs instance of
-# its own records the kernel's kmalloc and kfree events whose call site is in fs/eventfd.c,
-# pointers unhashed. When objects are left in the pointer map, it tells whether the kernel
-# reported their kfree (the tracepoint fired, the program did not charge it) or not.
+# A witness for the cases whose tag must come back to exactly 0 (no-kfunc, full-map,
+# filter-full-map): a tracefs instance of its own records the kernel's kmalloc and kfree events
+# whose call site is in fs/eventfd.c, pointers unhashed. When objects are left in the pointer
+# map, it tells whether the kernel reported their kfree (the tracepoint fired, the program did
+# not charge it) or not. It is made once, before no-kfunc's baseline, and kept to the end, its
+# buffer emptied before each case: no probe of its own leaves the tracepoints between cases.
 W=
 witness_stop() {
 	[ -n "$W" ] && [ -d "$W" ] || return 0
@@ -79,12 +82,11 @@ witness_start() {
 		fi
 	done
 }
-# witness_report LEFTOVER_FILE|-: what the kernel reported, and for the addresses left in the
-# pointer map (one hex address a line; -: the map could not be read) whether their last event
-# was a kfree.
+# witness_report LEFTOVER_FILE|-: what the kernel reported in this case, and for the addresses
+# left in the pointer map (one hex address a line; -: the map could not be read) whether their
+# last event was a kfree.
 witness_report() {
 	local lost
-	witness_stop
 	lost=$(cat "$W"/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }')
 	python3 -c '
 import re, sys
@@ -99,8 +101,8 @@ for line in open(sys.argv[1], errors="replace"):
     else:
         nfree += 1
     last[a] = m.group(1)
-line = ("[no-kfunc] witness (tracefs instance, fs/eventfd.c call sites): %d kmalloc, %d kfree, "
-        "%d still live, %s events lost" % (nalloc, nfree,
+line = ("[%s] witness (tracefs instance, fs/eventfd.c call sites): %d kmalloc, %d kfree, "
+        "%d still live, %s events lost" % (sys.argv[4], nalloc, nfree,
         sum(1 for v in last.values() if v == "kmalloc"), sys.argv[3]))
 if sys.argv[2] == "-":
     print(line + "; the pointer map was not read (no bpftool)")
@@ -109,7 +111,7 @@ left = [int(x, 16) for x in open(sys.argv[2]).read().split()]
 print(line + "; of the %d do_eventfd objects left in the pointer map, %d had their kfree "
       "reported by the kernel, %d were never seen allocated" % (len(left),
       sum(1 for a in left if last.get(a) == "kfree"), sum(1 for a in left if a not in last)))
-' "$W/trace" "$1" "$lost"
+' "$W/trace" "$1" "$lost" "$mode"
 }
 
 for mode in kfunc no-kfunc full-map filter-full-map; do
@@ -122,6 +124,7 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	trap witness_cleanup EXIT
 	# before the baseline: the instance's own objects (thousands in kmalloc-64) are in it
 	[ $mode = no-kfunc ] && witness_start
+	[ $mode != kfunc ] && [ -n "$W" ] && : > "$W/trace"
 	sleep 1
 	ps_shrink $cache
 	base=$(proc_active $cache)
@@ -135,12 +138,12 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	sleep 0.5
 	ps_wait_released $((N / 100)) $cache=$base
 	C=$(ps_next_idx "$db") || exit 1
-	# Without the kfunc every eventfd context is in the pointer map until its kfree is seen:
-	# what is still there after release, read before the maps go with the recorder, tells a
-	# kfree the program never saw (entry left) from one it saw but did not charge (none left).
+	# In the exact cases every tracked eventfd context is in the pointer map until its kfree is
+	# seen: what is still there after release, read before the maps go with the recorder, tells
+	# a kfree the program never saw (entry left) from one it saw but did not charge (none left).
 	inmap=-
 	left=-
-	if [ $mode = no-kfunc ] && command -v bpftool >/dev/null; then
+	if [ $mode != kfunc ] && command -v bpftool >/dev/null; then
 		left=$tmp/left
 		site=$(printf '%u' "$(q "$db" "SELECT site FROM tags WHERE kind = 'kmalloc'
 			AND site_sym LIKE 'do_eventfd+%' LIMIT 1")")
@@ -154,10 +157,7 @@ for e in json.load(sys.stdin):
 open(sys.argv[2], "w").write("".join("%x\n" % (a % (1 << 64)) for a in left))
 print(len(left))' "$site" "$left")
 	fi
-	if [ $mode = no-kfunc ] && [ -n "$W" ]; then
-		witness_report "$left"
-		rmdir "$W" && W=	# else the exit trap tries again
-	fi
+	[ $mode != kfunc ] && [ -n "$W" ] && witness_report "$left"
 	ps_stop_recorder || { echo "FAIL: recorder exit status"; cat "$db.err"; exit 1; }
 	tracking=$(q "$db" "SELECT value FROM meta WHERE key = 'kmalloc_tracking'")
 	echo "[$mode] kmalloc tracking: $tracking; intervals: baseline $A, held $B, released $C"
