@@ -514,8 +514,8 @@ int ps_load_smb_leak_handles(const struct ps_load_opts *o, struct ps_load_ctl *c
 	}
 	/*
 	 * Ready once every lane has connected or failed to, or died before either (killed, or a
-	 * crash in libsmbclient): reaped here, counted with those that failed, and only those. load's setup
-	 * deadline bounds the wait, and a stop ends it.
+	 * crash in libsmbclient): reaped here, counted with those that failed, and only those.
+	 * load's setup deadline bounds the wait, and a stop ends it.
 	 */
 	for (;;) {
 		up = __atomic_load_n(&f->lanes, __ATOMIC_ACQUIRE);
