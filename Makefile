@@ -234,11 +234,13 @@ $(O)/tests/leaklab/%: tests/leaklab/progs/%.c $(wildcard tests/leaklab/progs/*.h
 # make test: deps, a normal build, a SAN=1 build and the Windows cross-build (-Werror); the
 # fuzzers built and run 300 times each from a fixed seed (so that none of them stops building
 # unseen); unit tests under both Linux builds, live tests (root) once.
+# The builds run one job per CPU unless make was given -j itself.
+SUBMAKE = $(MAKE) --no-print-directory $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
 test: check-deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory SAN=1 all
-	$(Q)$(MAKE) --no-print-directory windows
-	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_LIMIT='-runs=300 -seed=1'
+	$(Q)$(SUBMAKE) all
+	$(Q)$(SUBMAKE) SAN=1 all
+	$(Q)$(SUBMAKE) windows
+	$(Q)$(SUBMAKE) fuzz FUZZ_LIMIT='-runs=300 -seed=1'
 	$(Q)O=$(O) tests/run.sh
 
 test-unit: all
@@ -275,27 +277,53 @@ leaklab: check-deps all
 FUZZ_SECS   ?= 60
 FUZZ_LIMIT  ?= -max_total_time=$(FUZZ_SECS)
 FUZZ_CORPUS := $(or $(PS_CORPUS),tests/corpus)
-FUZZ_CC     := $(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. \
-	-DPOOLSCOPE_VERSION='"fuzz"' -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -DPOOLSCOPE_VERSION='"fuzz"' \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CC     := $(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer
 FUZZ_SRCS   := tests/fuzz/etl_fuzz.c $(wildcard userspace/lib/etw/etl*.c) userspace/lib/etw/xpress.c \
 	userspace/lib/util/util.c
 FUZZ_RUN     = $(FUZZ_LIMIT) -timeout=20 -rss_limit_mb=4096 -artifact_prefix=$(O)/fuzz/
-fuzz:
+# The core library once for the three fuzzers that use all of it, instrumented as libFuzzer asks
+# of code linked into a fuzzer (fuzzer-no-link), so its objects build in parallel. The convert
+# fuzzer's feed flushes in smaller batches (PS_FEED_BATCH_BYTES), so more of its inputs reach a
+# flush: that object is linked ahead of the archive, whose own copy is then never pulled in.
+FUZZ_CORE_LIB := $(O)/fuzz/libpscore.a
+FUZZ_FEED_OBJ := $(O)/fuzz/obj/convert_etl_feed-small.o
+FUZZ_BINS   := $(addprefix $(O)/fuzz/,etl_fuzz convert_fuzz text_fuzz trace_fuzz)
+FUZZ_HDRS   := $(wildcard userspace/lib/*/*.h analysis/*.h tests/fuzz/*.h tests/unit/*.h)
+$(O)/fuzz/obj/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+$(FUZZ_FEED_OBJ): userspace/lib/etw/convert_etl_feed.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DPS_FEED_BATCH_BYTES=73728 $(DEPFLAGS) \
+		-c $< -o $@
+$(FUZZ_CORE_LIB): $(CORE_SRCS:%.c=$(O)/fuzz/obj/%.o)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(O)/fuzz/etl_fuzz: $(FUZZ_SRCS) $(FUZZ_HDRS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_SRCS) -o $@
+$(O)/fuzz/convert_fuzz: tests/fuzz/convert_fuzz.c $(FUZZ_FEED_OBJ) $(FUZZ_CORE_LIB) $(FUZZ_HDRS)
+	$(call msg,LINK,$@)
+	$(Q)$(FUZZ_CC) $(filter-out %.h,$^) -o $@ -lsqlite3 -lm -lpthread
+$(O)/fuzz/%_fuzz: tests/fuzz/%_fuzz.c $(FUZZ_CORE_LIB) $(FUZZ_HDRS)
+	$(call msg,LINK,$@)
+	$(Q)$(FUZZ_CC) $(filter-out %.h,$^) -o $@ -lsqlite3 -lm -lpthread
+fuzz: $(FUZZ_BINS)
 	$(Q)mkdir -p $(O)/fuzz/work $(O)/fuzz/convert-work $(O)/fuzz/text-work $(O)/fuzz/trace-work
 	$(call msg,FUZZ,$(O)/fuzz/etl_fuzz)
-	$(Q)$(FUZZ_CC) $(FUZZ_SRCS) -o $(O)/fuzz/etl_fuzz
 	$(Q)$(O)/fuzz/etl_fuzz $(FUZZ_RUN) -max_len=131072 $(O)/fuzz/work $(FUZZ_CORPUS)/etl
 	$(call msg,FUZZ,$(O)/fuzz/convert_fuzz)
-	$(Q)$(FUZZ_CC) -DPS_FEED_BATCH_BYTES=73728 tests/fuzz/convert_fuzz.c $(CORE_SRCS) \
-		-o $(O)/fuzz/convert_fuzz -lsqlite3 -lm -lpthread
 	$(Q)$(O)/fuzz/convert_fuzz $(FUZZ_RUN) -max_len=131072 $(O)/fuzz/convert-work \
 		$(FUZZ_CORPUS)/etl tests/fuzz/convert-seeds
 	$(call msg,FUZZ,$(O)/fuzz/text_fuzz)
-	$(Q)$(FUZZ_CC) tests/fuzz/text_fuzz.c $(CORE_SRCS) -o $(O)/fuzz/text_fuzz -lsqlite3 -lm -lpthread
 	$(Q)$(O)/fuzz/text_fuzz $(FUZZ_RUN) -max_len=65536 $(O)/fuzz/text-work \
 		$(FUZZ_CORPUS)/windows tests/fuzz/text-seeds
 	$(call msg,FUZZ,$(O)/fuzz/trace_fuzz)
-	$(Q)$(FUZZ_CC) tests/fuzz/trace_fuzz.c $(CORE_SRCS) -o $(O)/fuzz/trace_fuzz -lsqlite3 -lm -lpthread
 	$(Q)$(O)/fuzz/trace_fuzz $(FUZZ_RUN) -max_len=4096 -len_control=0 $(O)/fuzz/trace-work
 
 # --- Windows ------------------------------------------------------------------------------------
