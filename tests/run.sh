@@ -14,15 +14,20 @@ export PS_SRCDIR=$(pwd)
 pass=0 fail=0 skip=0
 failed_names=()
 
-# Runs a command that prints "ok NAME", "FAIL NAME: why" or "skip NAME: why" per test and
-# counts each line; exit 77 without such lines = the whole command skipped.
-count_unit() { # $1 = label, $2... = command
-	local label=$1 line out
-	shift
-	out=$("$@" 2>&1)
-	local rc=$?
-	local seen=0
-	if [ $rc = 77 ] && ! grep -q '^\(ok\|FAIL\) ' <<< "$out"; then
+# The unit part's commands run PS_TEST_JOBS at a time (default: one per CPU; they need no root
+# and each works in a temporary directory of its own). Their lines are printed in the order the
+# commands were started, each command's as soon as it and the ones before it are done.
+njobs=${PS_TEST_JOBS:-$(nproc)}
+ud=$(mktemp -d)
+trap 'rm -rf "$ud"' EXIT
+labels=()
+started=0 shown=0
+
+# Counts the output of one command, which prints "ok NAME", "FAIL NAME: why" or "skip NAME: why"
+# per test; exit 77 without such lines = the whole command skipped.
+tally() { # $1 = label, $2 = its output, $3 = its exit status
+	local label=$1 out=$2 rc=$3 line seen=0
+	if [ "$rc" = 77 ] && ! grep -q '^\(ok\|FAIL\) ' <<< "$out"; then
 		skip=$((skip+1)); echo "skip $label: $(grep -i 'skip' <<< "$out" | tail -1)"
 		return
 	fi
@@ -34,9 +39,31 @@ count_unit() { # $1 = label, $2... = command
 		*) echo "     $line";;
 		esac
 	done <<< "$out"
-	if [ $seen = 0 ] || { [ $rc != 0 ] && ! grep -q '^FAIL ' <<< "$out"; }; then
+	if [ $seen = 0 ] || { [ "$rc" != 0 ] && ! grep -q '^FAIL ' <<< "$out"; }; then
 		fail=$((fail+1)); echo "FAIL $label: binary exited $rc"; failed_names+=("$label")
 	fi
+}
+
+# Prints the finished commands in the order they were started, up to the first still running.
+show_done() {
+	while [ $shown -lt $started ] && [ -e "$ud/$shown.rc" ]; do
+		tally "${labels[$shown]}" "$(cat "$ud/$shown.out")" "$(cat "$ud/$shown.rc")"
+		shown=$((shown+1))
+	done
+}
+
+# Starts one command in the background once fewer than njobs are running.
+queue() { # $1 = label, $2... = command
+	local label=$1 i=$started
+	shift
+	while [ "$(jobs -rp | wc -l)" -ge "$njobs" ]; do
+		wait -n
+		show_done
+	done
+	labels[i]=$label
+	# the status file appears only when the output is complete
+	( "$@" >"$ud/$i.out" 2>&1; echo $? >"$ud/$i.st"; mv "$ud/$i.st" "$ud/$i.rc" ) &
+	started=$((started+1))
 }
 
 if [ $mode != live ]; then
@@ -47,7 +74,7 @@ if [ $mode != live ]; then
 			[ -x "$bin" ] || continue
 			name=$(basename "$bin")
 			[ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
-			count_unit "${variant:-unit}:${name%_test}" "$bin"
+			queue "${variant:-unit}:${name%_test}" "$bin"
 		done
 		# the CLI of the same build; the SAN=1 one only when it was built
 		[ -n "$variant" ] && [ ! -x "$O/$variant/poolscope" ] && continue
@@ -55,11 +82,13 @@ if [ $mode != live ]; then
 			[ -f "$t" ] || continue
 			name=$(basename "$t" .sh)
 			[ -n "$filter" ] && [[ "$name" != *"$filter"* ]] && continue
-			count_unit "${variant:+$variant-}cli:$name" env \
+			queue "${variant:+$variant-}cli:$name" env \
 				POOLSCOPE="$(cd "$O" && pwd)/${variant:+$variant/}poolscope" \
 				timeout --kill-after=10 "${PS_CLI_TIMEOUT:-300}" bash "$t"
 		done
 	done
+	wait
+	show_done
 fi
 
 if [ $mode != unit ]; then
