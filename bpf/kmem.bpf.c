@@ -3,7 +3,7 @@
  * poolscope record: tp_btf programs on the kmem (and percpu) tracepoints.
  *
  * Cost is the design constraint (this runs on every slab allocation of a busy file server), so
- * the default path per event is one per-CPU counter slot and one per-CPU hash lookup:
+ * the default path per event is one counter and one class slot, in this CPU's part of two arrays:
  *  - every event updates its class (slab cache / page order / large kmalloc / percpu) exactly;
  *    the cache of a kfree'd pointer comes from the bpf_get_kmem_cache() kfunc and
  *    kmem_cache_free names it, so no pointer map is needed for per-cache totals;
@@ -54,9 +54,17 @@ const volatile char filter_comm[16];
 /* Weak: unresolved on kernels without it, where no_kfunc keeps the call unreachable. */
 extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym __weak;
 
+/*
+ * The two maps every event touches, counters and class_slots, are plain arrays with one region
+ * per possible CPU, indexed by bpf_get_smp_processor_id() (which the JIT inlines), not per-CPU
+ * arrays: a per-CPU array's lookup first loads the element's per-CPU pointer from the map and
+ * then adds the CPU's offset, one dependent load more on the path of every event. A CPU's
+ * region is whole cache lines. Userspace reads both through mmap.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PS_C_MAX);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, PS_C_STRIDE);	/* resized to possible CPUs * PS_C_STRIDE */
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
@@ -69,8 +77,9 @@ struct {
 } classes SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1 << PS_CLASS_SLOT_BITS);	/* resized to 2^class_slot_bits */
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1 << PS_CLASS_SLOT_BITS);	/* resized to CPUs << class_slot_bits */
 	__type(key, __u32);
 	__type(value, struct ps_class_slot);
 } class_slots SEC(".maps");
@@ -157,7 +166,8 @@ static __always_inline __u64 cache_id(const struct kmem_cache *s, unsigned long 
 
 static __always_inline void count(__u32 idx)
 {
-	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+	__u32 k = bpf_get_smp_processor_id() * PS_C_STRIDE + idx;
+	__u64 *c = bpf_map_lookup_elem(&counters, &k);
 
 	if (c)
 		(*c)++;
@@ -298,8 +308,8 @@ static __always_inline __u32 class_slot(__u64 cls)
 }
 
 /*
- * The hot path: a per-CPU array slot (an inlined address computation, no hashing of a key
- * and no bucket walk). A class whose slot another class holds on this CPU tries the next
+ * The hot path: a slot of this CPU's table (an inlined address computation, no hashing of a
+ * key and no bucket walk). A class whose slot another class holds on this CPU tries the next
  * PS_CLASS_PROBES - 1 slots (linear probing: slots are never emptied, so a class is always
  * before the first empty slot of its run), and only then the hash map. Without probing, every
  * class that collides would pay a hash lookup on each of its events, and which classes collide
@@ -309,10 +319,11 @@ static __always_inline __u32 class_slot(__u64 cls)
 static __always_inline struct ps_class_val *class_get(__u64 cls, const struct kmem_cache *s)
 {
 	__u32 idx = class_slot(cls), mask = (1u << class_slot_bits) - 1;
+	__u32 base = bpf_get_smp_processor_id() << class_slot_bits;
 	struct ps_class_val *v;
 
 	for (int i = 0; i < PS_CLASS_PROBES; i++) {
-		__u32 k = (idx + i) & mask;
+		__u32 k = base | ((idx + i) & mask);
 		struct ps_class_slot *sl = bpf_map_lookup_elem(&class_slots, &k);
 		__u64 old;
 

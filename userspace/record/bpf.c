@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -178,9 +179,18 @@ static uint32_t ptr_slots(uint32_t want)
 	return n;
 }
 
-static void set_map_sizes(struct rec *r)
+/*
+ * The per-CPU arrays (bpf/kmem.bpf.c) hold a region per possible CPU: their sizes must fit the
+ * 32-bit key the programs compute.
+ */
+static int set_map_sizes(struct rec *r)
 {
 	const struct ps_record_opts *o = r->o;
+	uint64_t slots = (uint64_t)r->ncpus << __builtin_ctz(o->map_class_slots);
+
+	if (r->ncpus <= 0 || slots > (1u << 30))
+		return rec_fail(r, -E2BIG, "class slots", "(--map class-slots times the possible "
+				"CPUs is over 2^30)");
 
 	bpf_map__set_max_entries(r->skel->maps.tags, o->map_tags);
 	bpf_map__set_max_entries(r->skel->maps.ptrs, r->map_ptrs / PS_PTR_WAYS);
@@ -188,9 +198,39 @@ static void set_map_sizes(struct rec *r)
 	bpf_map__set_max_entries(r->skel->maps.stacks, o->map_stacks);
 	bpf_map__set_max_entries(r->skel->maps.stack_counts, o->map_stack_counts);
 	bpf_map__set_max_entries(r->skel->maps.classes, o->map_classes);
-	bpf_map__set_max_entries(r->skel->maps.class_slots, o->map_class_slots);
+	bpf_map__set_max_entries(r->skel->maps.class_slots, (uint32_t)slots);
 	r->skel->rodata->class_slot_bits = __builtin_ctz(o->map_class_slots);
+	bpf_map__set_max_entries(r->skel->maps.counters, (uint32_t)r->ncpus * PS_C_STRIDE);
 	bpf_map__set_max_entries(r->skel->maps.cache_info, o->map_classes);
+	return 0;
+}
+
+/* An mmapable array's values, read-only; its length into *len. */
+static int map_array(struct rec *r, const struct bpf_map *m, const void **p, size_t *len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t n = (size_t)bpf_map__max_entries(m) * bpf_map__value_size(m);
+	void *v;
+
+	n = (n + page - 1) / page * page;
+	v = mmap(NULL, n, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
+	if (v == MAP_FAILED)
+		return rec_fail(r, -errno, "mapping the BPF map", bpf_map__name(m));
+	*p = v;
+	*len = n;
+	return 0;
+}
+
+void rec_bpf_close(struct rec *r)
+{
+	if (r->ctr_map)
+		munmap((void *)r->ctr_map, r->ctr_map_len);
+	if (r->slot_map)
+		munmap((void *)r->slot_map, r->slot_map_len);
+	r->ctr_map = NULL;
+	r->slot_map = NULL;
+	kmem_bpf__destroy(r->skel);
+	r->skel = NULL;
 }
 
 /* Turns off the programs of optional tracepoints this kernel lacks; -ENOENT for a required one. */
@@ -276,16 +316,19 @@ int rec_bpf_load(struct rec *r)
 		return rec_fail(r, -errno, "opening the BPF object", NULL);
 	}
 	e = set_rodata(r, btf);
-	if (!e) {
-		set_map_sizes(r);
-		e = check_tracepoints(r, btf);
-	}
+	e = e ?: set_map_sizes(r);
+	e = e ?: check_tracepoints(r, btf);
 	btf__free(btf);
 	if (e)
 		return e;
 	e = kmem_bpf__load(r->skel);
 	if (e)
 		return rec_fail(r, e, "loading the BPF programs (POOLSCOPE_BPF_DEBUG=1 shows the verifier log)", NULL);
+	e = map_array(r, r->skel->maps.counters, (const void **)&r->ctr_map, &r->ctr_map_len);
+	e = e ?: map_array(r, r->skel->maps.class_slots, (const void **)&r->slot_map,
+			   &r->slot_map_len);
+	if (e)
+		return e;
 	attach(r);
 	return 0;
 }

@@ -130,23 +130,24 @@ static int add_class(struct rec *r, uint64_t cls, const struct ps_class_val *v)
 	return read_cache_info(r, cls);
 }
 
-/* The exact class counters: per-CPU slots first, then the overflow map summed over CPUs. */
+/*
+ * The exact class counters: each CPU's slots first (the mapped array, read as the programs
+ * write it: a slot's values are single 64-bit words), then the overflow map summed over CPUs.
+ */
 static int poll_classes(struct rec *r)
 {
 	int fd = bpf_map__fd(r->skel->maps.classes);
-	int sfd = bpf_map__fd(r->skel->maps.class_slots);
+	size_t nslots = (size_t)r->ncpus * r->o->map_class_slots;
 	struct ps_class_val *vals = r->valbuf;
-	struct ps_class_slot *slots = r->valbuf;
 	bool started = false;
 	uint64_t key;
 	int e = 0;
 
-	for (uint32_t idx = 0; idx < r->o->map_class_slots && !e; idx++) {
-		if (bpf_map_lookup_elem(sfd, &idx, slots))
-			continue;
-		for (int c = 0; c < r->ncpus && !e; c++)
-			if (slots[c].cls)
-				e = add_class(r, slots[c].cls, &slots[c].v);
+	for (size_t i = 0; i < nslots && !e; i++) {
+		struct ps_class_slot sl = r->slot_map[i];
+
+		if (sl.cls)
+			e = add_class(r, sl.cls, &sl.v);
 	}
 	while (!e && map_next(fd, &key, sizeof(key), &started)) {
 		struct ps_class_val sum = {};
@@ -163,15 +164,11 @@ static int poll_classes(struct rec *r)
 static void poll_counters(struct rec *r)
 {
 	struct snap *s = &r->snap;
-	int fd = bpf_map__fd(r->skel->maps.counters);
-	uint64_t *vals = r->valbuf;
 
 	for (uint32_t i = 0; i < PS_C_MAX; i++) {
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
 		s->ctr[i] = 0;
 		for (int c = 0; c < r->ncpus; c++)
-			s->ctr[i] += vals[c];
+			s->ctr[i] += r->ctr_map[(size_t)c * PS_C_STRIDE + i];
 		s->ctr_ok[i] = true;
 	}
 }

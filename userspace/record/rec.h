@@ -55,6 +55,10 @@ struct rec {
 	const struct ps_ksym *(*sym_find)(const struct rec *r, uint64_t addr, uint64_t *off);
 	void *sym_ctx;
 	struct kmem_bpf *skel;
+	/* the skeleton's per-CPU arrays, mapped (bpf.c): counters, then class slots */
+	const uint64_t *ctr_map;
+	const struct ps_class_slot *slot_map;
+	size_t ctr_map_len, slot_map_len;
 	struct kmem_empty_bpf *empty;
 	struct ps_trace *t;
 	char build_id[128];		/* the running kernel's (hex), "" when it has none */
@@ -126,6 +130,8 @@ static inline int rec_fail(struct rec *r, int e, const char *what, const char *a
 /* bpf.c */
 int rec_bpf_load(struct rec *r);
 int rec_bpf_load_empty(struct rec *r);
+/* Unmaps the arrays and destroys the skeleton (NULL or not). */
+void rec_bpf_close(struct rec *r);
 /* The disabled tracepoints, comma-separated, into buf. */
 void rec_bpf_disabled(const struct rec *r, char *buf, size_t len);
 

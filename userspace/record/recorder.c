@@ -266,8 +266,7 @@ static int load_probes(struct rec *r)
 	if (!e || o->backend == PS_BACKEND_BPF || rec_filtered(o))
 		return e;
 	ps_strlcpy(why, r->err, sizeof(why));
-	kmem_bpf__destroy(r->skel);
-	r->skel = NULL;
+	rec_bpf_close(r);
 	r->err[0] = 0;
 	r->scale = 1;
 	if (!o->quiet)
@@ -351,7 +350,7 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 		return rec_fail(r, r->ncpus ? r->ncpus : -EINVAL, "possible CPUs", NULL);
 	/* the tracefs backend sees every object: nothing to scale */
 	r->scale = o->backend == PS_BACKEND_TRACEFS ? 1 : o->site_sample;
-	r->valbuf = calloc(r->ncpus, 64);	/* largest per-CPU value: ps_class_slot (56) */
+	r->valbuf = calloc(r->ncpus, 64);	/* largest per-CPU value: ps_class_val (48) */
 	if (!r->valbuf || rec_resolve_init(r) || snap_init(&r->snap)) {
 		e = rec_fail(r, -ENOMEM, "memory", NULL);
 		goto out;
@@ -560,7 +559,7 @@ out:
 		munmap(r->wl, sizeof(*r->wl));
 		unlink(r->wl_path);
 	}
-	kmem_bpf__destroy(r->skel);
+	rec_bpf_close(r);
 	kmem_empty_bpf__destroy(r->empty);
 	rec_tracefs_close(r);
 	ps_kallsyms_free(r->ks);
