@@ -180,7 +180,7 @@ static uint32_t ptr_slots(uint32_t want)
 }
 
 /*
- * The per-CPU arrays (bpf/kmem.bpf.c) hold a region per possible CPU: their sizes must fit the
+ * The arrays with a region per possible CPU (bpf/kmem.bpf.c): their sizes must fit the
  * 32-bit key the programs compute.
  */
 static int set_map_sizes(struct rec *r)

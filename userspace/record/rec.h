@@ -55,7 +55,7 @@ struct rec {
 	const struct ps_ksym *(*sym_find)(const struct rec *r, uint64_t addr, uint64_t *off);
 	void *sym_ctx;
 	struct kmem_bpf *skel;
-	/* the skeleton's per-CPU arrays, mapped (bpf.c): counters, then class slots */
+	/* the arrays with a region per CPU, mapped (bpf.c): counters, class slots */
 	const uint64_t *ctr_map;
 	const struct ps_class_slot *slot_map;
 	size_t ctr_map_len, slot_map_len;
