@@ -18,7 +18,8 @@ failed_names=()
 # and each works in a temporary directory of its own). Their lines are printed in the order the
 # commands were started, each command's as soon as it and the ones before it are done.
 njobs=${PS_TEST_JOBS:-$(nproc)}
-ud=$(mktemp -d)
+case $njobs in ''|*[!0-9]*|0) echo "tests/run.sh: PS_TEST_JOBS=$njobs: expected a count of 1 or more"; exit 2;; esac
+ud=$(mktemp -d) || { echo "tests/run.sh: no temporary directory for the unit part"; exit 2; }
 trap 'rm -rf "$ud"' EXIT
 labels=()
 started=0 shown=0
@@ -61,9 +62,22 @@ queue() { # $1 = label, $2... = command
 		show_done
 	done
 	labels[i]=$label
-	# the status file appears only when the output is complete
+	# the status file appears once the command has exited
 	( "$@" >"$ud/$i.out" 2>&1; echo $? >"$ud/$i.st"; mv "$ud/$i.st" "$ud/$i.rc" ) &
 	started=$((started+1))
+}
+
+# After the last wait: a command whose status never appeared (its wrapper killed, the status
+# not written) fails, and the ones after it are still counted.
+show_rest() {
+	show_done
+	while [ $shown -lt $started ]; do
+		fail=$((fail+1)); failed_names+=("${labels[$shown]}")
+		echo "FAIL ${labels[$shown]}: no exit status"
+		sed 's/^/     /' "$ud/$shown.out" 2>/dev/null | tail -20
+		shown=$((shown+1))
+		show_done
+	done
 }
 
 if [ $mode != live ]; then
@@ -88,7 +102,7 @@ if [ $mode != live ]; then
 		done
 	done
 	wait
-	show_done
+	show_rest
 fi
 
 if [ $mode != unit ]; then
