@@ -56,15 +56,17 @@ extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym __weak;
 
 /*
  * The two maps every event touches, counters and class_slots, are plain arrays with one region
- * per possible CPU, indexed by bpf_get_smp_processor_id() (which the JIT inlines), not per-CPU
- * arrays: a per-CPU array's lookup first loads the element's per-CPU pointer from the map and
- * then adds the CPU's offset, one dependent load more on the path of every event. A CPU's
- * region is whole cache lines. Userspace reads both through mmap.
+ * per possible CPU id, indexed by bpf_get_smp_processor_id() (which the verifier inlines into
+ * one per-CPU load on x86-64 6.18; a helper call where it does not), not per-CPU arrays: a
+ * per-CPU array's lookup first loads the element's per-CPU pointer from the map and then adds
+ * the CPU's offset, one dependent load more on the path of every event. A CPU's counters fill
+ * whole cache lines, and so do its class slots from 8 slots up. Userspace reads both through
+ * mmap.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, PS_C_STRIDE);	/* resized to possible CPUs * PS_C_STRIDE */
+	__uint(max_entries, PS_C_STRIDE);	/* resized to CPU ids * PS_C_STRIDE */
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
@@ -79,7 +81,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1 << PS_CLASS_SLOT_BITS);	/* resized to CPUs << class_slot_bits */
+	__uint(max_entries, 1 << PS_CLASS_SLOT_BITS);	/* resized to CPU ids << class_slot_bits */
 	__type(key, __u32);
 	__type(value, struct ps_class_slot);
 } class_slots SEC(".maps");

@@ -77,7 +77,7 @@
 #define PS_SITE_NOSTACK		0ull
 
 /*
- * Counter slots (array "counters": PS_C_STRIDE of them per possible CPU, CPU c's at
+ * Counter slots (array "counters": PS_C_STRIDE of them per possible CPU id, CPU c's at
  * c * PS_C_STRIDE); their trace names are in userspace/record/write.c.
  */
 enum ps_counter {
@@ -125,8 +125,8 @@ _Static_assert(sizeof(struct ps_class_val) == 48, "ps_class_val layout");
  * Per-CPU class slots, open addressing: a class lives in the first of the PS_CLASS_PROBES slots
  * from hash(cls) >> (64 - PS_CLASS_SLOT_BITS) that it finds free or holding it on that CPU; a
  * class that finds them all taken falls back to the "classes" hash map. Userspace sums both,
- * per CPU, by cls. The slots are one array, a table of 2^class_slot_bits per possible CPU (CPU
- * c's from c << class_slot_bits).
+ * per CPU, by cls. The slots are one array, a table of 2^class_slot_bits per possible CPU id
+ * (CPU c's from c << class_slot_bits).
  */
 #define PS_CLASS_SLOT_BITS 10
 #define PS_CLASS_PROBES 4

@@ -83,3 +83,27 @@ TEST(fmt_bytes_width)
 			return;
 	}
 }
+
+TEST(parse_cpu_list_end)
+{
+	unsigned n = 0;
+
+	ASSERT_OK(ps_parse_cpu_list_end("0-1\n", &n), "0-1");
+	ASSERT_EQ(n, 2, "0-1");
+	ASSERT_OK(ps_parse_cpu_list_end("0", &n), "one CPU");
+	ASSERT_EQ(n, 1, "one CPU");
+	/* gaps: the ids, not the count of CPUs */
+	ASSERT_OK(ps_parse_cpu_list_end("0-3,8-11\n", &n), "two ranges");
+	ASSERT_EQ(n, 12, "two ranges");
+	ASSERT_OK(ps_parse_cpu_list_end("0,2,4", &n), "single ids");
+	ASSERT_EQ(n, 5, "single ids");
+	ASSERT_OK(ps_parse_cpu_list_end("8-11,0-3", &n), "ranges out of order");
+	ASSERT_EQ(n, 12, "ranges out of order");
+	const char *bad[] = { "", "\n", "-1", "0-", "3-1", "a", "0-1,", ",0", "0 1", "0-1\n\n",
+			      "0-99999999999999999999", "2147483647" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = 77;
+		ASSERT_ERR(ps_parse_cpu_list_end(bad[i], &n), bad[i]);
+		ASSERT_EQ(n, 77, "untouched on error");
+	}
+}

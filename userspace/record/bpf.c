@@ -180,17 +180,28 @@ static uint32_t ptr_slots(uint32_t want)
 }
 
 /*
- * The arrays with a region per possible CPU (bpf/kmem.bpf.c): their sizes must fit the
- * 32-bit key the programs compute.
+ * bpf_get_smp_processor_id() may return any id up to the highest possible one, and the possible
+ * mask may have gaps (libbpf_num_possible_cpus() counts its bits): the arrays with a region per
+ * CPU (bpf/kmem.bpf.c) have one for every id.
  */
-static int set_map_sizes(struct rec *r)
+int rec_bpf_cpu_ids(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+	char buf[4096];
+	unsigned n;
+	int e;
+
+	if (!f)
+		return -errno;
+	e = fgets(buf, sizeof(buf), f) ? ps_parse_cpu_list_end(buf, &n) : -EIO;
+	fclose(f);
+	return e ? e : (int)n;
+}
+
+static void set_map_sizes(struct rec *r)
 {
 	const struct ps_record_opts *o = r->o;
-	uint64_t slots = (uint64_t)r->ncpus << __builtin_ctz(o->map_class_slots);
-
-	if (r->ncpus <= 0 || slots > (1u << 30))
-		return rec_fail(r, -E2BIG, "class slots", "(--map class-slots times the possible "
-				"CPUs is over 2^30)");
+	uint32_t slots = (uint32_t)r->cpu_ids << __builtin_ctz(o->map_class_slots);
 
 	bpf_map__set_max_entries(r->skel->maps.tags, o->map_tags);
 	bpf_map__set_max_entries(r->skel->maps.ptrs, r->map_ptrs / PS_PTR_WAYS);
@@ -198,11 +209,10 @@ static int set_map_sizes(struct rec *r)
 	bpf_map__set_max_entries(r->skel->maps.stacks, o->map_stacks);
 	bpf_map__set_max_entries(r->skel->maps.stack_counts, o->map_stack_counts);
 	bpf_map__set_max_entries(r->skel->maps.classes, o->map_classes);
-	bpf_map__set_max_entries(r->skel->maps.class_slots, (uint32_t)slots);
+	bpf_map__set_max_entries(r->skel->maps.class_slots, slots);
 	r->skel->rodata->class_slot_bits = __builtin_ctz(o->map_class_slots);
-	bpf_map__set_max_entries(r->skel->maps.counters, (uint32_t)r->ncpus * PS_C_STRIDE);
+	bpf_map__set_max_entries(r->skel->maps.counters, (uint32_t)r->cpu_ids * PS_C_STRIDE);
 	bpf_map__set_max_entries(r->skel->maps.cache_info, o->map_classes);
-	return 0;
 }
 
 /* An mmapable array's values, read-only; its length into *len. */
@@ -316,8 +326,10 @@ int rec_bpf_load(struct rec *r)
 		return rec_fail(r, -errno, "opening the BPF object", NULL);
 	}
 	e = set_rodata(r, btf);
-	e = e ?: set_map_sizes(r);
-	e = e ?: check_tracepoints(r, btf);
+	if (!e) {
+		set_map_sizes(r);
+		e = check_tracepoints(r, btf);
+	}
 	btf__free(btf);
 	if (e)
 		return e;

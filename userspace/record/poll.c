@@ -130,24 +130,37 @@ static int add_class(struct rec *r, uint64_t cls, const struct ps_class_val *v)
 	return read_cache_info(r, cls);
 }
 
+/* A word of a mapped array that the programs write meanwhile, read whole. */
+#define mapped_word(w)	__atomic_load_n((w), __ATOMIC_RELAXED)
+
 /*
- * The exact class counters: each CPU's slots first (the mapped array, read as the programs
- * write it: a slot's values are single 64-bit words), then the overflow map summed over CPUs.
+ * The exact class counters: each CPU's slots first (the mapped array, read while the programs
+ * write it: word by word, each value as it was at some moment of the read; a slot's class never
+ * changes once set), then the overflow map summed over CPUs.
  */
 static int poll_classes(struct rec *r)
 {
 	int fd = bpf_map__fd(r->skel->maps.classes);
-	size_t nslots = (size_t)r->ncpus * r->o->map_class_slots;
+	size_t nslots = (size_t)r->cpu_ids * r->o->map_class_slots;
 	struct ps_class_val *vals = r->valbuf;
 	bool started = false;
 	uint64_t key;
 	int e = 0;
 
 	for (size_t i = 0; i < nslots && !e; i++) {
-		struct ps_class_slot sl = r->slot_map[i];
+		const struct ps_class_slot *sl = &r->slot_map[i];
+		uint64_t cls = mapped_word(&sl->cls);
+		struct ps_class_val v;
 
-		if (sl.cls)
-			e = add_class(r, sl.cls, &sl.v);
+		if (!cls)
+			continue;
+		v.allocs = mapped_word(&sl->v.allocs);
+		v.frees = mapped_word(&sl->v.frees);
+		v.alloc_bytes = mapped_word(&sl->v.alloc_bytes);
+		v.free_bytes = mapped_word(&sl->v.free_bytes);
+		v.s_pre_frees = mapped_word(&sl->v.s_pre_frees);
+		v.s_pre_free_bytes = mapped_word(&sl->v.s_pre_free_bytes);
+		e = add_class(r, cls, &v);
 	}
 	while (!e && map_next(fd, &key, sizeof(key), &started)) {
 		struct ps_class_val sum = {};
@@ -167,8 +180,8 @@ static void poll_counters(struct rec *r)
 
 	for (uint32_t i = 0; i < PS_C_MAX; i++) {
 		s->ctr[i] = 0;
-		for (int c = 0; c < r->ncpus; c++)
-			s->ctr[i] += r->ctr_map[(size_t)c * PS_C_STRIDE + i];
+		for (int c = 0; c < r->cpu_ids; c++)
+			s->ctr[i] += mapped_word(&r->ctr_map[(size_t)c * PS_C_STRIDE + i]);
 		s->ctr_ok[i] = true;
 	}
 }

@@ -66,7 +66,8 @@ struct rec {
 	char srcmap_why[256];		/* why there is none */
 	struct ps_kallsyms *ks;
 	struct ps_slabnames *sn;
-	int ncpus;
+	int ncpus;			/* possible CPUs: the values of a per-CPU map */
+	int cpu_ids;			/* highest possible CPU id + 1: the arrays' regions */
 	uint64_t scale;
 	struct snap snap;
 	/* resolve.c's mirrors of the BPF keys */
@@ -132,6 +133,8 @@ int rec_bpf_load(struct rec *r);
 int rec_bpf_load_empty(struct rec *r);
 /* Unmaps the arrays and destroys the skeleton (NULL or not). */
 void rec_bpf_close(struct rec *r);
+/* Highest possible CPU id + 1, or -errno. */
+int rec_bpf_cpu_ids(void);
 /* The disabled tracepoints, comma-separated, into buf. */
 void rec_bpf_disabled(const struct rec *r, char *buf, size_t len);
 

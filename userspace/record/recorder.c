@@ -348,6 +348,19 @@ int ps_record_run(const struct ps_record_opts *o, char *err, size_t errlen)
 	r->ncpus = libbpf_num_possible_cpus();
 	if (r->ncpus <= 0)
 		return rec_fail(r, r->ncpus ? r->ncpus : -EINVAL, "possible CPUs", NULL);
+	if (!o->empty_probes && o->backend != PS_BACKEND_TRACEFS) {
+		r->cpu_ids = rec_bpf_cpu_ids();
+		if (r->cpu_ids <= 0)
+			return rec_fail(r, r->cpu_ids ? r->cpu_ids : -EINVAL,
+					"/sys/devices/system/cpu/possible", NULL);
+		/* a table of class slots per CPU id; the programs' keys are 32-bit */
+		if ((uint64_t)r->cpu_ids * o->map_class_slots > (1u << 30)) {
+			snprintf(r->err, r->errlen, "--map-size class-slots=%u: a table of that many "
+				 "per CPU id, %d ids here, is over 2^30 slots", o->map_class_slots,
+				 r->cpu_ids);
+			return -E2BIG;
+		}
+	}
 	/* the tracefs backend sees every object: nothing to scale */
 	r->scale = o->backend == PS_BACKEND_TRACEFS ? 1 : o->site_sample;
 	r->valbuf = calloc(r->ncpus, 64);	/* largest per-CPU value: ps_class_val (48) */

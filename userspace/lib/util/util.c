@@ -3,6 +3,7 @@
 #include "userspace/lib/util/util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -85,6 +86,40 @@ int ps_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 	if (errno || end == s || *end || v < lo || v > hi)
 		return -EINVAL;
 	*out = (unsigned)v;
+	return 0;
+}
+
+int ps_parse_cpu_list_end(const char *s, unsigned *out)
+{
+	unsigned long lo, hi, end = 0;
+	char *p;
+
+	if (!s)
+		return -EINVAL;
+	for (;;) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		errno = 0;
+		lo = hi = strtoul(s, &p, 10);
+		if (*p == '-') {
+			if (p[1] < '0' || p[1] > '9')
+				return -EINVAL;
+			hi = strtoul(p + 1, &p, 10);
+		}
+		/* ids are ints in the kernel; a range runs upward */
+		if (errno || hi < lo || hi >= INT_MAX)
+			return -EINVAL;
+		if (hi + 1 > end)
+			end = hi + 1;
+		if (*p != ',')
+			break;
+		s = p + 1;
+	}
+	if (*p == '\n')
+		p++;
+	if (*p)
+		return -EINVAL;
+	*out = (unsigned)end;
 	return 0;
 }
 

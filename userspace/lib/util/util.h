@@ -57,6 +57,12 @@ int ps_parse_size(const char *s, uint64_t *out);
 int ps_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out);
 
 /*
+ * Parses a kernel CPU list ("0-3,8-11", as in /sys/devices/system/cpu/possible; one trailing
+ * newline allowed) into its highest CPU id + 1. Returns 0 or -EINVAL.
+ */
+int ps_parse_cpu_list_end(const char *s, unsigned *out);
+
+/*
  * Parses a duration: "1s", "500ms", "2m", "1h", or a plain number of seconds ("1.5").
  * Returns 0 or -EINVAL.
  */
