@@ -280,13 +280,12 @@ FUZZ_CORPUS := $(or $(PS_CORPUS),tests/corpus)
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -DPOOLSCOPE_VERSION='"fuzz"' \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CC     := $(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer
-FUZZ_SRCS   := tests/fuzz/etl_fuzz.c $(wildcard userspace/lib/etw/etl*.c) userspace/lib/etw/xpress.c \
-	userspace/lib/util/util.c
 FUZZ_RUN     = $(FUZZ_LIMIT) -timeout=20 -rss_limit_mb=4096 -artifact_prefix=$(O)/fuzz/
-# The core library once for the three fuzzers that use all of it, instrumented as libFuzzer asks
-# of code linked into a fuzzer (fuzzer-no-link), so its objects build in parallel. The convert
-# fuzzer's feed flushes in smaller batches (PS_FEED_BATCH_BYTES), so more of its inputs reach a
-# flush: that object is linked ahead of the archive, whose own copy is then never pulled in.
+# The core library compiled once for the four fuzzers, instrumented as libFuzzer asks of code
+# linked into a fuzzer (fuzzer-no-link), so its objects build in parallel; each fuzzer links only
+# the members it calls. The convert fuzzer's feed flushes in smaller batches
+# (PS_FEED_BATCH_BYTES), so more of its inputs reach a flush: that object is linked ahead of the
+# archive, whose own copy is then never pulled in.
 FUZZ_CORE_LIB := $(O)/fuzz/libpscore.a
 FUZZ_FEED_OBJ := $(O)/fuzz/obj/convert_etl_feed-small.o
 FUZZ_BINS   := $(addprefix $(O)/fuzz/,etl_fuzz convert_fuzz text_fuzz trace_fuzz)
@@ -303,10 +302,6 @@ $(FUZZ_FEED_OBJ): userspace/lib/etw/convert_etl_feed.c
 $(FUZZ_CORE_LIB): $(CORE_SRCS:%.c=$(O)/fuzz/obj/%.o)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
-$(O)/fuzz/etl_fuzz: $(FUZZ_SRCS) $(FUZZ_HDRS)
-	$(call msg,LINK,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(FUZZ_CC) $(FUZZ_SRCS) -o $@
 $(O)/fuzz/convert_fuzz: tests/fuzz/convert_fuzz.c $(FUZZ_FEED_OBJ) $(FUZZ_CORE_LIB) $(FUZZ_HDRS)
 	$(call msg,LINK,$@)
 	$(Q)$(FUZZ_CC) $(filter-out %.h,$^) -o $@ -lsqlite3 -lm -lpthread
