@@ -9,7 +9,8 @@
 # tracefs (every event into the ring buffers; the recorder reads them on another CPU). The loop is pinned to CPU 1,
 # the recorder's own work (1 s polls) runs elsewhere. Prints ns/iteration per run, medians,
 # tracepoint hits per iteration (from the recorder's event counters), ns/event added over no
-# probe, and the ratio recorder/empty of the added cost (target <= 1.5). PS_BENCH_RECORD_ARGS:
+# probe, and the ratio recorder/empty of the added cost (target <= 1.5), with the median of the
+# per-round ratios and a 95 % interval for it (the rounds' spread on a noisy host). PS_BENCH_RECORD_ARGS:
 # more options for the recorder's configuration (--site-sample 65536: its every-event path alone).
 set -u
 cd "$(dirname "$0")/../.."
@@ -57,13 +58,18 @@ for DRIVER in path unix; do
 	mn=$(median < "$tmp/none"); me=$(median < "$tmp/empty"); mr=$(median < "$tmp/rec"); epi=$(median < "$tmp/epi")
 	mt=$(median < "$tmp/tfs")
 	paste "$tmp/none" "$tmp/empty" "$tmp/rec" | awk '{ if ($2 > $1) print ($3 - $1) / ($2 - $1) }' > "$tmp/pr"
-	awk -v n="$mn" -v e="$me" -v r="$mr" -v t="$mt" -v epi="$epi" -v d="$DRIVER" -v pr="$(median < "$tmp/pr")" 'BEGIN {
+	awk -v n="$mn" -v e="$me" -v r="$mr" -v t="$mt" -v epi="$epi" -v d="$DRIVER" -v pr="$(median < "$tmp/pr")" \
+		-v ci="$(median_ci < "$tmp/pr")" -v nr="$(wc -l < "$tmp/pr")" 'BEGIN {
 		printf "%s: median ns/iter: none %.1f  empty %.1f  record %.1f\n", d, n, e, r
 		printf "%s: tracepoint hits per iteration (record runs, includes background): %.2f\n", d, epi
 		ae = (e - n) / epi; ar = (r - n) / epi
 		printf "%s: added ns/event: empty %.1f  record %.1f\n", d, ae, ar
-		if (ae > 0) printf "%s: ratio record/empty (added cost, of medians): %.2f; median of per-round ratios: %.2f (target <= 1.5)\n", d, ar / ae, pr
-		else printf "%s: ratio: empty added cost not above noise\n", d
+		if (ae > 0) {
+			printf "%s: ratio record/empty (added cost, of medians): %.2f; median of per-round ratios: %.2f (target <= 1.5)\n", d, ar / ae, pr
+			split(ci, c, " ")
+			if (ci != "none") printf "%s: 95%% interval of the per-round median: %.2f to %.2f (%d rounds)\n", d, c[1], c[2], nr
+			else printf "%s: no 95%% interval of the per-round median from %d rounds (6 or more needed)\n", d, nr
+		} else printf "%s: ratio: empty added cost not above noise\n", d
 		at = (t - n) / epi
 		printf "%s: tracefs backend: median %.1f ns/iter, added %.1f ns/event (%.1fx the BPF recorder'"'"'s)\n", d, t, at, (ar > 0 ? at / ar : 0)
 	}'
