@@ -82,16 +82,9 @@ witness_start() {
 		fi
 	done
 }
-# How many pointers the witness has seen allocated and not freed.
+# How many pointers the witness has seen allocated and not freed (witness_report's count).
 witness_live() {
-	python3 -c '
-import re, sys
-last = {}
-for line in open(sys.argv[1], errors="replace"):
-    m = re.search(r"\b(kmalloc|kfree): call_site=\S+ ptr=(?:0x)?([0-9a-f]+)", line)
-    if m:
-        last[m.group(2)] = m.group(1)
-print(sum(1 for v in last.values() if v == "kmalloc"))' "$W/trace"
+	witness_report - | sed -n 's/.* \([0-9]*\) still live.*/\1/p'
 }
 # witness_report LEFTOVER_FILE|- [LABEL]: what the kernel reported in this case, and for the
 # addresses left in the pointer map (one hex address a line; -: the map could not be read)
