@@ -92,13 +92,14 @@ witness_start() {
 # checks: "fields LOST LIVE PIDLIVE LEFT_FREED LEFT_PIDLIVE PIDLIVE_NOTLEFT", where LEFT_FREED
 # counts left objects whose last event was a kfree, LEFT_PIDLIVE left objects of PID still
 # live, PIDLIVE_NOTLEFT objects of PID still live and not in the map (-1 without a map).
+# PID's live addresses go to $tmp/wlive, one hex address a line (witness_probe reads them).
 witness_report() {
 	local lost
 	lost=$(cat "$W"/per_cpu/cpu*/stats |
 		awk '/^(overrun|dropped events):/ { n += $NF } END { print n + 0 }')
 	python3 -c '
 import re, sys
-trace, leftf, pid, lost, label = sys.argv[1:6]
+trace, leftf, pid, lost, label, liveout = sys.argv[1:7]
 last, nalloc, nfree, owner = {}, 0, 0, {}
 ev = re.compile(r"-(\d+)\s+\[\d+\].*?\b(kmalloc|kfree): call_site=\S+ ptr=(?:0x)?([0-9a-f]+)")
 for line in open(trace, errors="replace"):
@@ -114,6 +115,7 @@ for line in open(trace, errors="replace"):
     last[a] = m.group(2)
 live = {a for a, v in last.items() if v == "kmalloc"}
 pidlive = {a for a in live if owner.get(a) == pid}
+open(liveout, "w").write("".join("%x\n" % a for a in sorted(pidlive)))
 out = ("[%s] witness (tracefs instance, fs/eventfd.c call sites): %d kmalloc, %d kfree, "
        "%d still live (%d of them evleak\x27s), %s events lost" % (label, nalloc, nfree,
        len(live), len(pidlive), lost))
@@ -128,7 +130,39 @@ print(out + "; of the %d do_eventfd objects left in the pointer map, %d had thei
       "allocated" % (len(left), freed, len(left & pidlive), sum(1 for a in left if a not in last)))
 print("fields %s %d %d %d %d %d" % (lost, len(live), len(pidlive), freed, len(left & pidlive),
       len(pidlive - left)))
-' "$W/trace" "$1" "$2" "$lost" "${3:-$mode}"
+' "$W/trace" "$1" "$2" "$lost" "${3:-$mode}" "$tmp/wlive"
+}
+# witness_probe: where the objects in $tmp/wlive (evleak's, never reported freed) stand. Each
+# CPU in turn opens and closes N eventfds, which takes kmalloc-64 objects from that CPU's slabs
+# and partial lists before it takes new slabs, and the witness records where each one went. A
+# left object handed out again had been freed (with no kfree event). One whose slab the probe
+# used while never handing it out is still allocated: a slab with a free slot is used before a
+# new one. Neither, and its slab was gone, which happens when its last object is freed.
+witness_probe() {
+	local cpu order
+	order=$(cat /sys/kernel/slab/$cache/order 2>/dev/null) || order=0
+	: > "$W/trace"
+	for cpu in $(seq 0 $(( $(nproc) - 1 ))); do
+		taskset -c "$cpu" "$PS_LIVE_BIN/evleak" "$N" 0 > /dev/null 2>&1
+	done
+	python3 -c '
+import re, sys
+trace, livef, order, label = sys.argv[1:5]
+page = 4096 << int(order)
+left = [int(x, 16) for x in open(livef).read().split()]
+got = set()
+for line in open(trace, errors="replace"):
+    m = re.search(r"\bkmalloc: call_site=\S+ ptr=(?:0x)?([0-9a-f]+)", line)
+    if m:
+        got.add(int(m.group(1), 16))
+pages = {g // page for g in got}
+again = [a for a in left if a in got]
+held = [a for a in left if a not in got and a // page in pages]
+print("[%s] probe of %d objects the kernel never reported freed (kmalloc-64 filled from each "
+      "CPU): %d handed out again (they had been freed with no kfree event), %d still allocated "
+      "(the probe took their slab\x27s other slots), %d in no slab the probe used" %
+      (label, len(left), len(again), len(held), len(left) - len(again) - len(held)))
+' "$W/trace" "$tmp/wlive" "$order" "$mode"
 }
 # How many of PID's objects the witness has seen allocated and not freed.
 witness_live() {
@@ -199,6 +233,7 @@ print(len(left))' "$site" "$left")
 		if [ "$(echo "$wf" | cut -d' ' -f3)" != 0 ]; then
 			sleep 3
 			witness_report "$left" "$lpid" "$mode, read again 3 s later" | head -n 1
+			witness_probe
 		fi
 		if [ "${wf%% *}" != 0 ] || [ "$left" = - ]; then
 			echo "[$mode] the released checks take the kernel's kfrees as complete:" \
