@@ -95,6 +95,11 @@ witness_start() {
 # PID's live addresses go to $tmp/wlive, one hex address a line (witness_probe reads them).
 witness_report() {
 	local lost
+	if [ ! -r "$W/trace" ]; then	# removed under us: nothing to compare with
+		echo "[${3:-$mode}] witness: $W is gone"
+		echo "fields gone -1 -1 -1 -1 -1"
+		return 0
+	fi
 	lost=$(cat "$W"/per_cpu/cpu*/stats |
 		awk '/^(overrun|dropped events):/ { n += $NF } END { print n + 0 }')
 	python3 -c '
@@ -198,7 +203,7 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	# comes after the last of them and not only after the count looked done.
 	if [ $mode != kfunc ] && [ -n "$W" ]; then
 		for i in $(seq 1 20); do
-			[ "$(witness_live "$lpid")" = 0 ] && break
+			[ "$(witness_live "$lpid")" -le 0 ] && break	# -1: the witness is gone
 			sleep 0.5
 		done
 	fi
@@ -230,7 +235,7 @@ print(len(left))' "$site" "$left")
 		wf=${wl##*$'\n'fields }
 		# A kfree that comes late (a file whose last reference something else held) shows
 		# up in a second reading; one the kernel never reported does not.
-		if [ "$(echo "$wf" | cut -d' ' -f3)" != 0 ]; then
+		if [ "$(echo "$wf" | cut -d' ' -f3)" -gt 0 ]; then
 			sleep 3
 			witness_report "$left" "$lpid" "$mode, read again 3 s later" | head -n 1
 			witness_probe
