@@ -88,10 +88,12 @@ witness_start() {
 # The first says it for people: its events, how many pointers are still live (last event a
 # kmalloc), how many of them PID (evleak) allocated, what the buffer lost; and of the
 # do_eventfd objects left in the pointer map (LEFT_FILE, one hex address a line; -: the map
-# could not be read), how many had their kfree reported. The second holds the same for the
-# checks: "fields LOST LIVE PIDLIVE LEFT_FREED LEFT_PIDLIVE PIDLIVE_NOTLEFT", where LEFT_FREED
-# counts left objects whose last event was a kfree, LEFT_PIDLIVE left objects of PID still
-# live, PIDLIVE_NOTLEFT objects of PID still live and not in the map (-1 without a map).
+# could not be read), how many of PID's had their kfree reported. The second holds the same
+# for the checks: "fields LOST LIVE PIDLIVE LEFT_FREED LEFT_PIDLIVE PIDLIVE_NOTLEFT", where
+# LEFT_FREED counts left objects of PID whose last event was a kfree, LEFT_PIDLIVE left objects
+# of PID still live, PIDLIVE_NOTLEFT objects of PID still live and not in the map (-1 without a
+# map). Only PID's objects: another process's eventfd may be closed between the map's reading
+# and this one.
 # PID's live addresses go to $tmp/wlive, one hex address a line (witness_probe reads them).
 witness_report() {
 	local lost
@@ -129,9 +131,9 @@ if leftf == "-":
     print("fields %s %d %d -1 -1 -1" % (lost, len(live), len(pidlive)))
     sys.exit(0)
 left = {int(x, 16) for x in open(leftf).read().split()}
-freed = sum(1 for a in left if last.get(a) == "kfree")
-print(out + "; of the %d do_eventfd objects left in the pointer map, %d had their kfree "
-      "reported by the kernel, %d are evleak\x27s never reported freed, %d were never seen "
+freed = sum(1 for a in left if last.get(a) == "kfree" and owner.get(a) == pid)
+print(out + "; of the %d do_eventfd objects left in the pointer map, %d are evleak\x27s with "
+      "their kfree reported, %d evleak\x27s never reported freed, %d were never seen "
       "allocated" % (len(left), freed, len(left & pidlive), sum(1 for a in left if a not in last)))
 print("fields %s %d %d %d %d %d" % (lost, len(live), len(pidlive), freed, len(left & pidlive),
       len(pidlive - left)))
@@ -242,7 +244,7 @@ print(len(left))' "$site" "$left")
 		fi
 		if [ "${wf%% *}" != 0 ] || [ "$left" = - ]; then
 			echo "[$mode] the released checks take the kernel's kfrees as complete:" \
-				"the witness lost events or the pointer map was not read"
+				"the witness lost events or is gone, or the pointer map was not read"
 			wf=
 		fi
 	fi
