@@ -13,10 +13,11 @@
 # their tag nor their class, so that nothing is left live after release (counted but never seen
 # freed, they would make a leak that is not there). In the three exact cases a tracefs instance
 # witnesses the kernel's own kmalloc and kfree events of fs/eventfd.c, and the checks are exact
-# against it: no object may be left in the pointer map whose kfree the kernel reported (but for
-# kfrees skipped for re-entry), and the tag comes back to the number of evleak's objects left
-# in the map whose kfree the kernel never reported (0 when it reported them all). A free the
-# tracepoint never reports cannot reach any probe; the case says so when it happens.
+# against it: none of evleak's objects may be left in the pointer map with its kfree reported
+# (but for kfrees skipped for re-entry), and the tag comes back to the number of evleak's
+# objects left in the map whose kfree the kernel never reported (0 when it reported them all).
+# A free the tracepoint never reports cannot reach any probe: the case says so when it
+# happens, and probes whether those objects are still allocated.
 set -u
 . "$(dirname "$0")/lib/record_common.sh"
 ps_need_root
@@ -28,12 +29,11 @@ cache=kmalloc-64
 cnt() { counter_at "$db" "$1" "$2"; }
 cnt_delta() { echo $(( $(cnt "$1" "$3") - $(cnt "$1" "$2") )); }	# name from to
 
-# A witness for the cases whose tag must come back to exactly 0 (no-kfunc, full-map,
-# filter-full-map): a tracefs instance of its own records the kernel's kmalloc and kfree events
-# whose call site is in fs/eventfd.c, pointers unhashed. When objects are left in the pointer
-# map, it tells whether the kernel reported their kfree (the tracepoint fired, the program did
-# not charge it) or not. It is made once, before no-kfunc's baseline, and kept to the end, its
-# buffer emptied before each case: no probe of its own leaves the tracepoints between cases.
+# A witness for the exact cases (no-kfunc, full-map, filter-full-map): a tracefs instance of
+# its own records the kernel's kmalloc and kfree events whose call site is in fs/eventfd.c,
+# pointers unhashed, and their checks are made against it (lib/kmem_witness.py reads it). It is
+# made once, before no-kfunc's baseline, and kept to the end, its buffer emptied before each
+# case: no probe of its own leaves the tracepoints between cases.
 W=
 witness_stop() {
 	[ -n "$W" ] && [ -d "$W" ] || return 0
@@ -84,96 +84,83 @@ witness_start() {
 		fi
 	done
 }
-# witness_report LEFT_FILE|- PID [LABEL]: what the kernel reported in this case, in two lines.
-# The first says it for people: its events, how many pointers are still live (last event a
-# kmalloc), how many of them PID (evleak) allocated, what the buffer lost; and of the
-# do_eventfd objects left in the pointer map (LEFT_FILE, one hex address a line; -: the map
-# could not be read), how many of PID's had their kfree reported. The second holds the same
-# for the checks: "fields LOST LIVE PIDLIVE LEFT_FREED LEFT_PIDLIVE PIDLIVE_NOTLEFT", where
-# LEFT_FREED counts left objects of PID whose last event was a kfree, LEFT_PIDLIVE left objects
-# of PID still live, PIDLIVE_NOTLEFT objects of PID still live and not in the map (-1 without a
-# map). Only PID's objects: another process's eventfd may be closed between the map's reading
-# and this one.
-# PID's live addresses go to $tmp/wlive, one hex address a line (witness_probe reads them).
+WPY="$(dirname "$0")/lib/kmem_witness.py"
+# Events the witness's buffer lost (overwritten or dropped); "gone" when the instance is.
+witness_lost() {
+	[ -r "$W/trace" ] || { echo gone; return 0; }
+	cat "$W"/per_cpu/cpu*/stats |
+		awk '/^(overrun|commit overrun|dropped events):/ { n += $NF } END { print n + 0 }'
+}
+# witness_report MAP|- PID [LABEL]: what the kernel reported in this case, against the pointer
+# map read into MAP (map_read); two lines, one for people and one of fields for the checks
+# (lib/kmem_witness.py, "report"). PID's live addresses go to $tmp/wlive.
 witness_report() {
 	local lost
-	if [ ! -r "$W/trace" ]; then	# removed under us: nothing to compare with
+	lost=$(witness_lost)
+	if [ "$lost" = gone ]; then	# removed under us: nothing to compare with
 		echo "[${3:-$mode}] witness: $W is gone"
-		echo "fields gone -1 -1 -1 -1 -1"
+		echo "fields gone -1 -1 -1 -1 -1 -1"
 		return 0
 	fi
-	lost=$(cat "$W"/per_cpu/cpu*/stats |
-		awk '/^(overrun|dropped events):/ { n += $NF } END { print n + 0 }')
-	python3 -c '
-import re, sys
-trace, leftf, pid, lost, label, liveout = sys.argv[1:7]
-last, nalloc, nfree, owner = {}, 0, 0, {}
-ev = re.compile(r"-(\d+)\s+\[\d+\].*?\b(kmalloc|kfree): call_site=\S+ ptr=(?:0x)?([0-9a-f]+)")
-for line in open(trace, errors="replace"):
-    m = ev.search(line)
-    if not m:
-        continue
-    a = int(m.group(3), 16)
-    if m.group(2) == "kmalloc":
-        nalloc += 1
-        owner[a] = m.group(1)
-    else:
-        nfree += 1
-    last[a] = m.group(2)
-live = {a for a, v in last.items() if v == "kmalloc"}
-pidlive = {a for a in live if owner.get(a) == pid}
-open(liveout, "w").write("".join("%x\n" % a for a in sorted(pidlive)))
-out = ("[%s] witness (tracefs instance, fs/eventfd.c call sites): %d kmalloc, %d kfree, "
-       "%d still live (%d of them evleak\x27s), %s events lost" % (label, nalloc, nfree,
-       len(live), len(pidlive), lost))
-if leftf == "-":
-    print(out + "; the pointer map was not read (no bpftool)")
-    print("fields %s %d %d -1 -1 -1" % (lost, len(live), len(pidlive)))
-    sys.exit(0)
-left = {int(x, 16) for x in open(leftf).read().split()}
-freed = sum(1 for a in left if last.get(a) == "kfree" and owner.get(a) == pid)
-print(out + "; of the %d do_eventfd objects left in the pointer map, %d are evleak\x27s with "
-      "their kfree reported, %d evleak\x27s never reported freed, %d were never seen "
-      "allocated" % (len(left), freed, len(left & pidlive), sum(1 for a in left if a not in last)))
-print("fields %s %d %d %d %d %d" % (lost, len(live), len(pidlive), freed, len(left & pidlive),
-      len(pidlive - left)))
-' "$W/trace" "$1" "$2" "$lost" "${3:-$mode}" "$tmp/wlive"
+	python3 "$WPY" report "$W/trace" "$1" "${site:-0}" "$2" "$N" "$lost" "${3:-$mode}" \
+		"$tmp/wlive"
+}
+# How many of PID's objects the witness has seen allocated and not freed (-1: no witness).
+witness_live() {
+	local n
+	n=$(witness_report - "$1" | awk '$1 == "fields" { print $5 }')
+	echo "${n:--1}"
+}
+# map_read OUT: every address in the recorder's pointer map with its site, into OUT (and the
+# number at the do_eventfd site on stdout); OUT removed and "-" printed when it cannot be read.
+# The map is the one named ptrs among those the recorder (REC_PID) holds: another program's
+# map of that name is not it.
+map_read() {
+	local id
+	rm -f "$1"
+	id=$(command -v bpftool >/dev/null && bpftool map show -j 2>/dev/null | python3 -c '
+import json, sys
+mine = set(int(x) for x in sys.argv[1:])
+print(" ".join(str(m["id"]) for m in json.load(sys.stdin)
+               if m.get("name") == "ptrs" and m["id"] in mine))' \
+		$(awk '$1 == "map_id:" { print $2 }' /proc/"${REC_PID:-0}"/fdinfo/* 2>/dev/null))
+	if [ -z "$id" ] || [ "$id" != "${id% *}" ] ||
+	   ! bpftool map dump id "$id" -j 2>/dev/null | python3 "$WPY" mapdump "$site" "$1" 2>/dev/null
+	then
+		rm -f "$1"
+		echo -
+	fi
 }
 # witness_probe: where the objects in $tmp/wlive (evleak's, never reported freed) stand. Each
-# CPU in turn opens and closes N eventfds, which takes kmalloc-64 objects from that CPU's slabs
-# and partial lists before it takes new slabs, and the witness records where each one went. A
-# left object handed out again had been freed (with no kfree event). One whose slab the probe
-# used while never handing it out is still allocated: a slab with a free slot is used before a
-# new one. Neither, and its slab was gone, which happens when its last object is freed.
+# online CPU in turn opens and closes N eventfds, which drains the kmalloc-64 slabs of that CPU
+# and the node's partial slabs before it takes new ones (SLUB hands out a slab's whole
+# freelist), and the witness records what each one got. An object handed out again had been
+# freed with no kfree event. One in a slab the probe drained without it is still allocated,
+# when the recorder's pointer map (of every kmalloc: no-kfunc, without a filter) still holds it
+# at do_eventfd: a kmalloc that took it in between would have replaced it there. Per-CPU
+# sheaves (a cache's sheaf_capacity) would hand objects out otherwise: then it says so and does
+# not probe.
 witness_probe() {
-	local cpu order
-	order=$(cat /sys/kernel/slab/$cache/order 2>/dev/null) || order=0
+	local cpus cpu page sheaf map2=-
+	sheaf=$(cat /sys/kernel/slab/$cache/sheaf_capacity 2>/dev/null || echo 0)
+	if [ "$sheaf" != 0 ]; then
+		echo "[$mode] probe not run: $cache has per-CPU sheaves ($sheaf objects)"
+		return 0
+	fi
+	page=$(getconf PAGESIZE)
+	page=$(( page << $(cat /sys/kernel/slab/$cache/order 2>/dev/null || echo 0) ))
+	cpus=$(awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-");
+		for (c = r[1]; c <= r[n]; c++) print c } }' /sys/devices/system/cpu/online)
 	: > "$W/trace"
-	for cpu in $(seq 0 $(( $(nproc) - 1 ))); do
-		taskset -c "$cpu" "$PS_LIVE_BIN/evleak" "$N" 0 > /dev/null 2>&1
+	for cpu in $cpus; do
+		taskset -c "$cpu" "$PS_LIVE_BIN/evleak" "$N" 0 > "$tmp/probe.out" 2>&1 ||
+			echo "[$mode] probe on CPU $cpu failed: $(head -c 200 "$tmp/probe.out")"
 	done
-	python3 -c '
-import re, sys
-trace, livef, order, label = sys.argv[1:5]
-page = 4096 << int(order)
-left = [int(x, 16) for x in open(livef).read().split()]
-got = set()
-for line in open(trace, errors="replace"):
-    m = re.search(r"\bkmalloc: call_site=\S+ ptr=(?:0x)?([0-9a-f]+)", line)
-    if m:
-        got.add(int(m.group(1), 16))
-pages = {g // page for g in got}
-again = [a for a in left if a in got]
-held = [a for a in left if a not in got and a // page in pages]
-print("[%s] probe of %d objects the kernel never reported freed (kmalloc-64 filled from each "
-      "CPU): %d handed out again (they had been freed with no kfree event), %d still allocated "
-      "(the probe took their slab\x27s other slots), %d in no slab the probe used" %
-      (label, len(left), len(again), len(held), len(left) - len(again) - len(held)))
-' "$W/trace" "$tmp/wlive" "$order" "$mode"
-}
-# How many of PID's objects the witness has seen allocated and not freed.
-witness_live() {
-	witness_report - "$1" | awk '$1 == "fields" { print $4 }'
+	if [ $mode != filter-full-map ]; then
+		map_read "$tmp/map2" > /dev/null
+		[ -s "$tmp/map2" ] && map2=$tmp/map2
+	fi
+	python3 "$WPY" probe "$W/trace" "$tmp/wlive" "$map2" "$site" "$page" "$(witness_lost)" "$mode"
 }
 
 for mode in kfunc no-kfunc full-map filter-full-map; do
@@ -198,6 +185,9 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	B=$(ps_next_idx "$db") || exit 1
 	lpid=$LEAK_PID
 	kill -TERM "$LEAK_PID"; wait "$LEAK_PID"; LEAK_PID=
+	# what evleak allocated ends here: a later process with its pid is not evleak
+	[ $mode != kfunc ] && [ -n "$W" ] && [ -w "$W/trace_marker" ] &&
+		echo ps-witness-mark > "$W/trace_marker"
 	sleep 0.5
 	ps_wait_released $((N / 100)) $cache=$base
 	# /proc/slabinfo is near the baseline; in the exact cases the witness also says when the
@@ -213,38 +203,35 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	# In the exact cases every tracked eventfd context is in the pointer map until its kfree is
 	# seen: what is still there after release, read before the maps go with the recorder, tells
 	# a kfree the program never saw (entry left) from one it saw but did not charge (none left).
+	# The map and the witness are read after C: a kfree with its event in between would count
+	# in the tag at C and not in the map, but only after the 10 s wait above ran out.
 	inmap=-
-	left=-
-	if [ $mode != kfunc ] && command -v bpftool >/dev/null; then
-		left=$tmp/left
+	map=-
+	if [ $mode != kfunc ]; then
 		site=$(printf '%u' "$(q "$db" "SELECT site FROM tags WHERE kind = 'kmalloc'
 			AND site_sym LIKE 'do_eventfd+%' LIMIT 1")")
-		# Buckets of slots; a slot is taken while its address is not 0.
-		inmap=$(bpftool map dump name ptrs -j 2>/dev/null | python3 -c '
-import json, sys
-left = []
-for e in json.load(sys.stdin):
-    b = e.get("formatted", e)["value"]
-    left += [a for a, v in zip(b["addr"], b["val"]) if a and v["tag"]["site"] == int(sys.argv[1])]
-open(sys.argv[2], "w").write("".join("%x\n" % (a % (1 << 64)) for a in left))
-print(len(left))' "$site" "$left")
+		inmap=$(map_read "$tmp/map")
+		[ "$inmap" = - ] || map=$tmp/map
 	fi
-	# wf: the witness's fields (witness_report) for the released checks, read right after the
-	# map; empty when there is no witness, no map or the witness lost events.
+	# wf: the witness's fields (witness_report) for the released checks; empty when there is
+	# no witness, no map, or the witness is not whole: it lost events, or did not record all
+	# of evleak's N kmallocs (disabled, replaced, or its lines not parsed).
 	wf=
 	if [ $mode != kfunc ] && [ -n "$W" ]; then
-		wl=$(witness_report "$left" "$lpid"); echo "${wl%%$'\n'*}"
+		wl=$(witness_report "$map" "$lpid"); echo "${wl%%$'\n'*}"
 		wf=${wl##*$'\n'fields }
+		read -r w_lost w_alloc _ w_pid _ <<< "$wf"
 		# A kfree that comes late (a file whose last reference something else held) shows
 		# up in a second reading; one the kernel never reported does not.
-		if [ "$(echo "$wf" | cut -d' ' -f3)" -gt 0 ]; then
+		if [ "${w_pid:-0}" -gt 0 ] 2>/dev/null; then
 			sleep 3
-			witness_report "$left" "$lpid" "$mode, read again 3 s later" | head -n 1
+			witness_report "$map" "$lpid" "$mode, read again 3 s later" | head -n 1
 			witness_probe
 		fi
-		if [ "${wf%% *}" != 0 ] || [ "$left" = - ]; then
-			echo "[$mode] the released checks take the kernel's kfrees as complete:" \
-				"the witness lost events or is gone, or the pointer map was not read"
+		if [ "$w_lost" != 0 ] || [ "$w_alloc" != "$N" ] || [ "$map" = - ]; then
+			echo "[$mode] the released checks take the kernel's kfrees as complete: the" \
+				"witness lost events ($w_lost) or saw $w_alloc of evleak's $N kmallocs," \
+				"or the pointer map was not read ($map)"
 			wf=
 		fi
 	fi
@@ -276,18 +263,19 @@ print(len(left))' "$site" "$left")
 	# Without a usable witness they end at 0.
 	keep=0
 	if [ -n "$wf" ]; then
-		read -r _ _ w_pid w_freed keep w_notleft <<< "$wf"
+		read -r _ _ _ w_pid w_freed keep w_notmap <<< "$wf"
 		kf=$(cnt_delta recursion_misses.kfree $A $C) ka=$(cnt_delta recursion_misses.kmalloc $A $C)
 		[ "$w_pid" = 0 ] || echo "[$mode] NOTE: the kernel reported no kfree for $w_pid of" \
 			"evleak's objects; $keep of them are in the pointer map, and stay live here"
 		# A kfree the kernel reported and the program did not run for (re-entry) leaves
 		# its object in the map; nothing else may.
-		what="no object left in the pointer map whose kfree the kernel reported"
+		what="none of evleak's objects left in the pointer map had its kfree reported"
 		check "[$mode] $what (+- $kf kfree skipped)" test "$w_freed" -le "$kf"
-		# No sample and no drop: every object the kernel still has is in the map.
+		# No sample and no drop: every object the kernel still has is in the map, at its
+		# site or, handed out again by a kmalloc the recorder saw, at another.
 		what="evleak's objects the kernel never reported freed: all in the pointer map"
 		[ $mode = no-kfunc ] && check "[$mode] $what (+- $ka kmalloc skipped)" \
-			test "$w_notleft" -le "$ka"
+			test "$w_notmap" -le "$ka"
 	fi
 	# Under the filter only evleak's objects are counted, alloc and free, on whichever CPU
 	# each ran: back to exactly the baseline, but for skipped events.
