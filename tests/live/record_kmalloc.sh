@@ -118,11 +118,7 @@ witness_live() {
 map_read() {
 	local id
 	rm -f "$1"
-	id=$(command -v bpftool >/dev/null && bpftool map show -j 2>/dev/null | python3 -c '
-import json, sys
-mine = set(int(x) for x in sys.argv[1:])
-print(" ".join(str(m["id"]) for m in json.load(sys.stdin)
-               if m.get("name") == "ptrs" and m["id"] in mine))' \
+	id=$(command -v bpftool >/dev/null && bpftool map show -j 2>/dev/null | python3 "$WPY" mapid \
 		$(awk '$1 == "map_id:" { print $2 }' /proc/"${REC_PID:-0}"/fdinfo/* 2>/dev/null))
 	if [ -z "$id" ] || [ "$id" != "${id% *}" ] ||
 	   ! bpftool map dump id "$id" -j 2>/dev/null | python3 "$WPY" mapdump "$site" "$1" 2>/dev/null
@@ -279,9 +275,8 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	fi
 	# Under the filter only evleak's objects are counted, alloc and free, on whichever CPU
 	# each ran: back to exactly the baseline, but for skipped events.
-	d=$(( trc - keep ))
 	[ $mode = filter-full-map ] && check "[$mode] $cache tracked back to baseline + $keep (+- $MC)" \
-		test $(( d < 0 ? -d : d )) -le "$MC"
+		within "$trc" "$keep" 0 0 "$MC"
 
 	w="t.kind = 'kmalloc' AND t.cache = '$cache' AND t.site_sym LIKE 'do_eventfd+%'"
 	g=$(( $(tag_sum "$db" live_objs "$w" $B) - $(tag_sum "$db" live_objs "$w" $A) ))
@@ -300,8 +295,7 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 		check "[$mode] pointer map never full" test "$drops" = 0
 		# every object tracked (no sample): exact, but for the events the kernel skipped
 		check "[$mode] tag exact: +$N (+- $MH skipped)" within $g $N 0 $N $MH
-		d=$(( gc - keep ))
-		check "[$mode] tag back to $keep (+- $MC skipped)" test $(( d < 0 ? -d : d )) -le $MC;;
+		check "[$mode] tag back to $keep (+- $MC skipped)" within "$gc" "$keep" 0 0 "$MC";;
 	kfunc)
 		check "[$mode] tag within 25% of $N (address-hash sample)" \
 			within $g $N 25 $((N / 2)) $(lost_tag_slack $MH $rate)
@@ -310,8 +304,7 @@ for mode in kfunc no-kfunc full-map filter-full-map; do
 	full-map|filter-full-map)
 		check "[$mode] the map was full: drops counted" test "$drops" -gt 0
 		check "[$mode] tag held at most +$N" test "$g" -le "$N"
-		d=$(( gc - keep ))
-		check "[$mode] tag back to $keep (+- $MC skipped)" test $(( d < 0 ? -d : d )) -le $MC
+		check "[$mode] tag back to $keep (+- $MC skipped)" within "$gc" "$keep" 0 0 "$MC"
 		check "[$mode] report says the map was full" \
 			grep -q "^pointer map full [0-9]* times" <("$POOLSCOPE" report "$db");;
 	esac

@@ -5,6 +5,8 @@
 The witness is a tracefs instance on kmem:kmalloc and kmem:kfree for the call sites of
 fs/eventfd.c, pointers unhashed. Subcommands:
 
+  mapid ID...             the ids among ID... of the maps named "ptrs" in bpftool's JSON map
+                          list on stdin (the recorder's pointer map among the maps it holds).
   mapdump SITE OUT        bpftool's JSON dump of the recorder's map "ptrs" on stdin; writes
                           every tracked address with its site ("hexaddr site" a line) to OUT
                           and prints how many are at SITE.
@@ -47,6 +49,12 @@ def read_map(path):
         a, s = line.split()
         out[int(a, 16)] = int(s)
     return out
+
+
+def mapid(*ids):
+    mine = set(int(x) for x in ids)
+    print(" ".join(str(m["id"]) for m in json.load(sys.stdin)
+                   if m.get("name") == "ptrs" and m["id"] in mine))
 
 
 def mapdump(site, out):
@@ -142,7 +150,10 @@ def probe(trace, livef, mapf, site, page, lost, label):
 
 
 if __name__ == "__main__":
-    cmds = {"mapdump": (mapdump, 2), "report": (report, 8), "probe": (probe, 7)}
-    if len(sys.argv) < 2 or sys.argv[1] not in cmds or len(sys.argv) - 2 != cmds[sys.argv[1]][1]:
+    # argument counts; None: any number
+    cmds = {"mapid": (mapid, None), "mapdump": (mapdump, 2), "report": (report, 8),
+            "probe": (probe, 7)}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds or \
+            cmds[sys.argv[1]][1] not in (None, len(sys.argv) - 2):
         sys.exit(__doc__)
     cmds[sys.argv[1]][0](*sys.argv[2:])
