@@ -213,7 +213,7 @@ for r in $(seq "$PAIRS"); do
 	# The order rotates every pair, so that drift hits all alike (with one arm: flips). With
 	# more, the direction also turns every nc pairs, so that each configuration follows each
 	# other one equally often (what stopping a recorder leaves lands on all alike).
-	declare -A win=()
+	declare -A win=()	# emptied for every pair
 	for j in $(seq 0 $((nc - 1))); do
 		k=$(( (j + r - 1) % nc ))
 		[ "$nc" -gt 2 ] && [ $(( (r - 1) / nc % 2 )) = 1 ] && k=$(( (r - 1 - j + nc) % nc ))
@@ -233,7 +233,6 @@ for r in $(seq "$PAIRS"); do
 	if [ -n "$off" ]; then
 		echo "  pair $r: not counted, a window off the rate of $RATE IOPS by more than 2 %:$off"
 		skipped=$((skipped + 1))
-		unset win
 		continue
 	fi
 	read -r b bi <<< "${win[base]}"
@@ -246,7 +245,6 @@ for r in $(seq "$PAIRS"); do
 		echo "$b $bi $w $wi $l" >> "$PS_SMB_DIR/cpuio.$a"
 	done
 	echo "$line"
-	unset win
 done
 kill -INT $lp; wait $lp
 line="  pairs counted: $((PAIRS - skipped)) of $PAIRS"

@@ -14,6 +14,7 @@
 #ifndef PS_WORKLOAD_SHM_H
 #define PS_WORKLOAD_SHM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define PS_WORKLOAD_SHM_ENV	"POOLSCOPE_WORKLOAD_SHM"
@@ -46,6 +47,8 @@ struct ps_workload_shm {
 };
 
 _Static_assert(sizeof(struct ps_workload_shm) == 192 + 8 * PS_LAT_BUCKETS, "workload shm layout");
+/* tests/bench/smb.sh reads ios at this offset of the file (od), without a C reader */
+_Static_assert(offsetof(struct ps_workload_shm, ios) == 24, "workload shm: ios offset");
 
 /* Bucket of a latency in ns (see above). */
 static inline unsigned ps_lat_bucket(uint64_t ns)
