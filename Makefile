@@ -214,6 +214,15 @@ $(O)/tests/%_test: $(O)/tests/unit/%_test.o $(O)/tests/unit/harness.o $(CORE_LIB
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SANLD) -o $@ $^ $(LDLIBS_CORE)
 
+# The tracefs backend's event handlers fed records decoded by the kernel's format text: this
+# test links the backend and the snapshot it fills, with the trace libraries.
+$(O)/tests/unit/tracefs_test.o: CFLAGS += $(TRACEFS_CFLAGS)
+$(O)/tests/tracefs_test: $(O)/tests/unit/tracefs_test.o $(O)/tests/unit/harness.o \
+		$(O)/userspace/record/tracefs.o $(O)/userspace/record/snapshot.o $(CORE_LIB)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SANLD) -o $@ $^ $(LDLIBS_TFS) $(LDLIBS_CORE)
+
 $(FIXGEN): $(O)/tests/fixtures/mkfixtures.o $(CORE_LIB)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)

@@ -147,11 +147,13 @@ void rec_bpf_disabled(const struct rec *r, char *buf, size_t len);
 int rec_tracefs_open(struct rec *r);
 /*
  * The mirror alone, decoding by tep's formats (a trace.dat's: replay.c), and one record fed
- * to it; -ENOMEM, or -ENOENT with r->err when tep lacks the kmem events.
+ * to it; -ENOMEM, or -ENOENT with r->err when tep lacks the kmem events. self: the pid whose
+ * allocations are the recorder's own (counted in their class, no tag); -1 for a capture,
+ * which no poolscope process recorded.
  */
 struct tep_handle;
 struct tep_record;
-int rec_tracefs_mirror(struct rec *r, struct tep_handle *tep);
+int rec_tracefs_mirror(struct rec *r, struct tep_handle *tep, int self);
 int rec_tracefs_event(struct rec *r, struct tep_record *record, int cpu);
 int rec_tracefs_drain(struct rec *r);
 int rec_tracefs_poll(struct rec *r);

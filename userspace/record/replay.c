@@ -123,7 +123,7 @@ int ps_replay_trace_cmd(struct ps_trace *t, const char *path, const struct ps_re
 		snprintf(err, errlen, "%s: %s", path, ps_strerror(e));
 		goto out;
 	}
-	e = rec_tracefs_mirror(r, p.tep);
+	e = rec_tracefs_mirror(r, p.tep, -1);
 	if (e) {
 		if (e == -ENOENT)
 			snprintf(err, errlen, "%s: no kmem events: record with trace-cmd record -e "

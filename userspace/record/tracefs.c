@@ -367,9 +367,16 @@ static int on_stack(struct rec_tfs *t, struct tep_record *rec, int cpu)
 	t->pend_obj[cpu] = 0;
 	if (!v || !n)
 		return 0;
+	o = &t->ob[(uintptr_t)v - 1];
+	/*
+	 * Not the allocation the stack followed: the page was freed and allocated again before
+	 * its stack was read (the reader can take other CPUs' events between the two), by the
+	 * recorder (no key to move it from) or under another key.
+	 */
+	if (o->key == TOBJ_NO_KEY || memcmp(&t->tk[o->key].k, &t->pend_key[cpu], sizeof(k)))
+		return 0;
 	if (stack_index(t, ips, n, &sid))
 		return -ENOMEM;
-	o = &t->ob[(uintptr_t)v - 1];
 	k = t->pend_key[cpu];
 	k.site = (uint64_t)sid + 1;
 	if (key_index(t, &k, &ki))
@@ -456,6 +463,12 @@ static int on_event(struct tep_event *ev, struct tep_record *rec, int cpu, void 
 		uint64_t order = num(t->f_order[EV_PAGE_ALLOC], rec);
 
 		t->ctr[PS_C_EV_PAGE_ALLOC]++;
+		/*
+		 * The trigger's kernel_stack follows every page allocation on its CPU, ours and
+		 * failed ones too: it is this one's, never an earlier one's whose stack was lost.
+		 */
+		if (cpu >= 0 && cpu < t->ncpus)
+			t->pend_obj[cpu] = 0;
 		if (pfn == UINT64_MAX || order > PS_MAX_ORDER)
 			return 0;	/* a failed allocation */
 		k.kind = PS_K_PAGE;
@@ -606,7 +619,7 @@ static void remove_stale(void)
 	tracefs_list_free(names);
 }
 
-int rec_tracefs_mirror(struct rec *r, struct tep_handle *tep)
+int rec_tracefs_mirror(struct rec *r, struct tep_handle *tep, int self)
 {
 	struct rec_tfs *t = calloc(1, sizeof(*t));
 	int e;
@@ -614,7 +627,7 @@ int rec_tracefs_mirror(struct rec *r, struct tep_handle *tep)
 		return tfs_fail(r, -ENOMEM, "memory");
 	r->tfs = t;
 	t->ncpus = r->ncpus;
-	t->self = (int)getpid();
+	t->self = self;
 	if (ps_htab_init(&t->keys, sizeof(struct ps_tag_key)) ||
 	    ps_htab_init(&t->cls, sizeof(uint64_t)) || ps_htab_init(&t->objs, sizeof(uint64_t)) ||
 	    ps_htab_init(&t->stk_by_hash, sizeof(uint64_t)) ||
@@ -655,7 +668,7 @@ int rec_tracefs_open(struct rec *r)
 			 "(%s)", strerror(errno ? errno : EACCES));
 		return -(errno ? errno : EACCES);
 	}
-	e = rec_tracefs_mirror(r, tep);
+	e = rec_tracefs_mirror(r, tep, (int)getpid());
 	if (r->tfs)
 		r->tfs->own_tep = true;
 	else
