@@ -12,6 +12,10 @@
 # probe, and the ratio recorder/empty of the added cost (target <= 1.5), with the median of the
 # per-round ratios and a 95 % interval for it (the rounds' spread on a noisy host). PS_BENCH_RECORD_ARGS:
 # more options for the recorder's configuration (--site-sample 65536: its every-event path alone).
+# PS_BENCH_COMPARE: more recorder configurations, their options separated by ';', run in the same
+# rounds; each is printed as the others are, and as its per-round difference from the recorder's in
+# ns/iteration with a 95 % interval (how much a part costs end to end: runs a quarter of an hour
+# apart differ by more than that on this host). PS_BENCH_DRIVERS: the drivers (path unix).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/bench/record_common.sh.inc
@@ -32,6 +36,11 @@ loop() { $pin "$BB/kmloop" "$ITERS" "$DRIVER" | awk '{ print $2 }'; }
 run_none() { loop >> "$tmp/none"; }
 run_empty() { rec_start "$tmp/e.db" --empty-probes --interval 10s; loop >> "$tmp/empty"; rec_stop; }
 run_tfs() { rec_start "$tmp/t.db" --backend tracefs --interval 10s; loop >> "$tmp/tfs"; rec_stop; }
+IFS=';' read -r -a alt_args <<< "${PS_BENCH_COMPARE:-}"
+alts=()
+for i in "${!alt_args[@]}"; do alts+=("alt$((i + 1))"); done
+# shellcheck disable=SC2086
+run_alt() { rec_start "$tmp/a.db" --interval 10s ${alt_args[$(( ${1#alt} - 1 ))]}; loop >> "$tmp/$1"; rec_stop; }
 run_rec() {
 	local ev0 ev1
 	# shellcheck disable=SC2086
@@ -43,17 +52,28 @@ run_rec() {
 	echo "$ev0 $ev1" | awk -v it="$ITERS" '{ printf "%.3f\n", ($2 - $1) / it }' >> "$tmp/epi"
 }
 
-for DRIVER in path unix; do
-	ITERS=$ITERS_PATH
-	[ $DRIVER = unix ] && ITERS=$ITERS_UNIX
+for DRIVER in ${PS_BENCH_DRIVERS:-path unix}; do
+	case $DRIVER in
+	path) ITERS=$ITERS_PATH ;;
+	unix) ITERS=$ITERS_UNIX ;;
+	*) echo "bench: no driver $DRIVER (path unix)"; exit 1 ;;
+	esac
 	echo "--- driver $DRIVER: kmloop $ITERS iterations, $ROUNDS rounds, ${pin:-unpinned}; record ${PS_BENCH_RECORD_ARGS:-at defaults}; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-	: > "$tmp/none"; : > "$tmp/empty"; : > "$tmp/rec"; : > "$tmp/epi"; : > "$tmp/tfs"
-	orders=("none empty rec tfs" "empty rec tfs none" "rec tfs none empty" "tfs none empty rec")
+	for i in "${!alts[@]}"; do echo "$DRIVER: ${alts[$i]}: record ${alt_args[$i]}"; done
+	cfgs=(none empty rec tfs "${alts[@]}")
+	for c in "${cfgs[@]}"; do : > "$tmp/$c"; done
+	: > "$tmp/epi"
+	# each round starts one configuration later in the list, so that each runs in every place
 	for r in $(seq 1 "$ROUNDS"); do
-		for c in ${orders[$(( (r - 1) % 4 ))]}; do run_$c; done
-		printf 'round %d: none %s  empty %s  record %s  tracefs %s ns/iter  (events/iter %s)\n' "$r" \
+		for j in "${!cfgs[@]}"; do
+			c=${cfgs[$(( (r - 1 + j) % ${#cfgs[@]} ))]}
+			case $c in alt*) run_alt "$c" ;; *) "run_$c" ;; esac
+		done
+		printf 'round %d: none %s  empty %s  record %s  tracefs %s' "$r" \
 			"$(tail -1 "$tmp/none")" "$(tail -1 "$tmp/empty")" "$(tail -1 "$tmp/rec")" \
-			"$(tail -1 "$tmp/tfs")" "$(tail -1 "$tmp/epi")"
+			"$(tail -1 "$tmp/tfs")"
+		for c in "${alts[@]}"; do printf '  %s %s' "$c" "$(tail -1 "$tmp/$c")"; done
+		printf ' ns/iter  (events/iter %s)\n' "$(tail -1 "$tmp/epi")"
 	done
 	mn=$(median < "$tmp/none"); me=$(median < "$tmp/empty"); mr=$(median < "$tmp/rec"); epi=$(median < "$tmp/epi")
 	mt=$(median < "$tmp/tfs")
@@ -73,6 +93,21 @@ for DRIVER in path unix; do
 		at = (t - n) / epi
 		printf "%s: tracefs backend: median %.1f ns/iter, added %.1f ns/event (%.1fx the BPF recorder'"'"'s)\n", d, t, at, (ar > 0 ? at / ar : 0)
 	}'
+	for c in "${alts[@]}"; do
+		paste "$tmp/none" "$tmp/empty" "$tmp/$c" | awk '{ if ($2 > $1) print ($3 - $1) / ($2 - $1) }' > "$tmp/pr_$c"
+		paste "$tmp/$c" "$tmp/rec" | awk '{ print $1 - $2 }' > "$tmp/d_$c"
+		awk -v n="$mn" -v e="$me" -v a="$(median < "$tmp/$c")" -v epi="$epi" -v d="$DRIVER" -v c="$c" \
+			-v pr="$(median < "$tmp/pr_$c")" -v ci="$(median_ci < "$tmp/pr_$c")" \
+			-v dd="$(median < "$tmp/d_$c")" -v dci="$(median_ci < "$tmp/d_$c")" 'BEGIN {
+			ae = (e - n) / epi; aa = (a - n) / epi
+			printf "%s: %s: median %.1f ns/iter, added %.1f ns/event", d, c, a, aa
+			if (ae > 0) printf "; ratio to empty %.2f, median of per-round ratios %.2f", aa / ae, pr
+			if (ci != "none") { split(ci, x, " "); printf " (95%% interval %.2f to %.2f)", x[1], x[2] }
+			printf "\n%s: %s minus record, per round: median %.1f ns/iter", d, c, dd
+			if (dci != "none") { split(dci, x, " "); printf " (95%% interval %.1f to %.1f)", x[1], x[2] }
+			printf "\n"
+		}'
+	done
 done
 DRIVER=unix ITERS=$ITERS_UNIX
 
