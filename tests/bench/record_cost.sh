@@ -33,6 +33,9 @@ command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ] && pin="taskset -c 1"
 EVQ="SELECT coalesce(sum(value),0) FROM counters WHERE name IN ('events.kmalloc','events.kfree','events.kmem_cache_alloc','events.kmem_cache_free','events.mm_page_alloc','events.mm_page_free')"
 
 loop() { $pin "$BB/kmloop" "$ITERS" "$DRIVER" | awk '{ print $2 }'; }
+# ratios CONF: per round, CONF's added cost over empty's (rounds where empty did not measure
+# above none are left out)
+ratios() { paste "$tmp/none" "$tmp/empty" "$tmp/$1" | awk '{ if ($2 > $1) print ($3 - $1) / ($2 - $1) }'; }
 run_none() { loop >> "$tmp/none"; }
 run_empty() { rec_start "$tmp/e.db" --empty-probes --interval 10s; loop >> "$tmp/empty"; rec_stop; }
 run_tfs() { rec_start "$tmp/t.db" --backend tracefs --interval 10s; loop >> "$tmp/tfs"; rec_stop; }
@@ -77,7 +80,7 @@ for DRIVER in ${PS_BENCH_DRIVERS:-path unix}; do
 	done
 	mn=$(median < "$tmp/none"); me=$(median < "$tmp/empty"); mr=$(median < "$tmp/rec"); epi=$(median < "$tmp/epi")
 	mt=$(median < "$tmp/tfs")
-	paste "$tmp/none" "$tmp/empty" "$tmp/rec" | awk '{ if ($2 > $1) print ($3 - $1) / ($2 - $1) }' > "$tmp/pr"
+	ratios rec > "$tmp/pr"
 	awk -v n="$mn" -v e="$me" -v r="$mr" -v t="$mt" -v epi="$epi" -v d="$DRIVER" -v pr="$(median < "$tmp/pr")" \
 		-v ci="$(median_ci < "$tmp/pr")" -v nr="$(wc -l < "$tmp/pr")" 'BEGIN {
 		printf "%s: median ns/iter: none %.1f  empty %.1f  record %.1f\n", d, n, e, r
@@ -94,7 +97,7 @@ for DRIVER in ${PS_BENCH_DRIVERS:-path unix}; do
 		printf "%s: tracefs backend: median %.1f ns/iter, added %.1f ns/event (%.1fx the BPF recorder'"'"'s)\n", d, t, at, (ar > 0 ? at / ar : 0)
 	}'
 	for c in "${alts[@]}"; do
-		paste "$tmp/none" "$tmp/empty" "$tmp/$c" | awk '{ if ($2 > $1) print ($3 - $1) / ($2 - $1) }' > "$tmp/pr_$c"
+		ratios "$c" > "$tmp/pr_$c"
 		paste "$tmp/$c" "$tmp/rec" | awk '{ print $1 - $2 }' > "$tmp/d_$c"
 		awk -v n="$mn" -v e="$me" -v a="$(median < "$tmp/$c")" -v epi="$epi" -v d="$DRIVER" -v c="$c" \
 			-v pr="$(median < "$tmp/pr_$c")" -v ci="$(median_ci < "$tmp/pr_$c")" \

@@ -461,14 +461,15 @@ static int on_event(struct tep_event *ev, struct tep_record *rec, int cpu, void 
 	} else if (id == t->id[EV_PAGE_ALLOC]) {
 		uint64_t pfn = num(t->f_pfn[EV_PAGE_ALLOC], rec);
 		uint64_t order = num(t->f_order[EV_PAGE_ALLOC], rec);
+		uint64_t *pend = cpu >= 0 && cpu < t->ncpus ? &t->pend_obj[cpu] : NULL;
 
 		t->ctr[PS_C_EV_PAGE_ALLOC]++;
 		/*
 		 * The trigger's kernel_stack follows every page allocation on its CPU, ours and
 		 * failed ones too: it is this one's, never an earlier one's whose stack was lost.
 		 */
-		if (cpu >= 0 && cpu < t->ncpus)
-			t->pend_obj[cpu] = 0;
+		if (pend)
+			*pend = 0;
 		if (pfn == UINT64_MAX || order > PS_MAX_ORDER)
 			return 0;	/* a failed allocation */
 		k.kind = PS_K_PAGE;
@@ -480,8 +481,8 @@ static int on_event(struct tep_event *ev, struct tep_record *rec, int cpu, void 
 
 		e = alloc_one(t, mine ? NULL : &k, k.cls, NULL, 0, pfn | (1ull << 63),
 			      t->page_size << order);
-		if (!e && !mine && t->stacks && cpu >= 0 && cpu < t->ncpus) {
-			t->pend_obj[cpu] = pfn | (1ull << 63);
+		if (!e && !mine && t->stacks && pend) {
+			*pend = pfn | (1ull << 63);
 			t->pend_key[cpu] = k;
 		}
 	} else if (id == t->id[EV_PAGE_FREE]) {
