@@ -31,8 +31,6 @@ tmp=$(mktemp -d /tmp/ps-bench-call.XXXXXX)
 prev=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'sysctl -q kernel.bpf_stats_enabled=$prev; kill ${LD:-} 2>/dev/null; rm -rf "$tmp"' EXIT
 sysctl -q kernel.bpf_stats_enabled=1
-pin=""
-command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ] && pin="taskset -c 1"
 PROGS="a_empty a_store a_call1 a_call2 a_kfunc f_empty f_store f_call1 f_call2 f_kfunc"
 
 # run time and count of each of the loader's programs, "name ns cnt"

@@ -28,8 +28,6 @@ tmp=$(mktemp -d /tmp/ps-bench-cost.XXXXXX)
 prev=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'sysctl -q kernel.bpf_stats_enabled=$prev; kill ${REC:-} 2>/dev/null; rm -rf "$tmp"' EXIT
 sysctl -q kernel.bpf_stats_enabled=0
-pin=""
-command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ] && pin="taskset -c 1"
 EVQ="SELECT coalesce(sum(value),0) FROM counters WHERE name IN ('events.kmalloc','events.kfree','events.kmem_cache_alloc','events.kmem_cache_free','events.mm_page_alloc','events.mm_page_free')"
 
 loop() { $pin "$BB/kmloop" "$ITERS" "$DRIVER" | awk '{ print $2 }'; }
