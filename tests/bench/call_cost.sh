@@ -33,16 +33,7 @@ trap 'sysctl -q kernel.bpf_stats_enabled=$prev; kill ${LD:-} 2>/dev/null; rm -rf
 sysctl -q kernel.bpf_stats_enabled=1
 PROGS="a_empty a_store a_call1 a_call2 a_kfunc f_empty f_store f_call1 f_call2 f_kfunc"
 
-# run time and count of each of the loader's programs, "name ns cnt"
-stats() {
-	bpftool prog show -j | python3 -c '
-import json, sys
-want = set(sys.argv[1].split())
-for p in json.load(sys.stdin):
-    if p.get("name") in want:
-        print(p["name"], p.get("run_time_ns", 0), p.get("run_cnt", 0))
-' "$PROGS"
-}
+stats() { prog_stats "$PROGS"; }
 
 echo "--- kmloop $ITERS iterations (path), $ROUNDS runs an order, ${pin:-unpinned}; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for order in fwd rev; do
@@ -62,7 +53,7 @@ for order in fwd rev; do
 	done
 	kill "$LD"; wait "$LD" 2>/dev/null; LD=""
 done
-[ "$(wc -l < "$tmp/runs")" -eq $((20 * ROUNDS)) ] || { echo "bench: the programs did not all run"; exit 1; }
+[ "$(wc -l < "$tmp/runs")" -eq $(( $(wc -w <<< "$PROGS") * 2 * ROUNDS )) ] || { echo "bench: the programs did not all run"; exit 1; }
 for p in $PROGS; do
 	f=$(awk -v p="$p" '$1 == "fwd" && $2 == p { print $3 }' "$tmp/runs" | median)
 	r=$(awk -v p="$p" '$1 == "rev" && $2 == p { print $3 }' "$tmp/runs" | median)

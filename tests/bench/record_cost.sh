@@ -117,18 +117,8 @@ DRIVER=unix ITERS=$ITERS_UNIX
 # clock reads to both, so compare the difference; dispatch (what the empty program's added
 # cost above mostly is) is not included here.
 sysctl -q kernel.bpf_stats_enabled=1
-stats() {
-	bpftool prog show -j | python3 -c '
-import json, sys
-want = sys.argv[1].split(",")
-for p in json.load(sys.stdin):
-    n = p.get("name", "")
-    # the kernel keeps 15 characters of a name; newer bpftool prints the full one from BTF
-    for w in want:
-        if n[:15] == w[:15] and p.get("run_cnt"):
-            print("%s %.1f %d" % (w, p["run_time_ns"] / p["run_cnt"], p["run_cnt"]))
-' "$1"
-}
+# names,... -> "name ns-a-run runs" of those that ran
+stats() { prog_stats "${1//,/ }" | awk '$3 > 0 { printf "%s %.1f %d\n", $1, $2 / $3, $3 }'; }
 for r in 1 2 3; do
 	rec_start "$tmp/e.db" --empty-probes --interval 10s; loop >/dev/null
 	stats e_cache_alloc,e_cache_free,e_kmalloc,e_kfree >> "$tmp/se"; rec_stop
