@@ -423,8 +423,11 @@ static __always_inline __s32 take_stack(void *ctx)
 /* A tracked object disappeared: charge its free to its tag (and stack). */
 static __always_inline void tag_free(const struct ps_ptr_val *pv, bool implicit)
 {
-	struct ps_tag_val *tv = bpf_map_lookup_elem(&tags, &pv->tag);
+	struct ps_tag_val *tv;
 
+	if (pv->flags & PS_PV_SELF)
+		return;
+	tv = bpf_map_lookup_elem(&tags, &pv->tag);
 	if (tv) {
 		tv->frees++;
 		tv->free_bytes += pv->bytes;
@@ -556,10 +559,10 @@ static __always_inline int ptr_put(__u64 addr, const struct ps_ptr_val *pv)
 
 /*
  * The slow path: a sampled (or always-tracked) allocation; pv has tag cls/site/kind and bytes.
- * Returns 1 when the pointer map holds the object, 0 when not (the recorder's own, or the map
- * full). The tag (and stack) count the allocation only when its free can be seen: an object
- * counted but not in the map would stay live in its tag forever, a leak that is not there.
- * Callers do the same for the classes whose frees are found only through the map.
+ * Returns 1 when the pointer map holds the object, 0 when not (the map full). The tag (and
+ * stack) count the allocation only when its free can be seen: an object counted but not in
+ * the map would stay live in its tag forever, a leak that is not there. Callers do the same
+ * for the classes whose frees are found only through the map.
  */
 static __noinline int track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
 {
@@ -569,16 +572,26 @@ static __noinline int track_pv(void *ctx, __u64 addr, struct ps_ptr_val *pv_in)
 	long err;
 
 	/*
-	 * The recorder's own sampled allocations (the page cache of the trace it writes, map
-	 * reads) would rank among the suspects: counted in their class, not tagged. Objects the
-	 * class side needs the pointer map for (large kmalloc, percpu, kmalloc without the kfunc)
-	 * are still tracked.
+	 * The recorder's own sampled allocations (the page cache of the trace it writes, the
+	 * seq_file buffers of the /proc files it reads each interval) would rank among the
+	 * suspects: counted in their class, not tagged. They still go in the map: their frees are
+	 * sampled too, and one not found there would count as the free of an object older than
+	 * the recording, which the analysis takes as memory the window retained: one seq_file
+	 * buffer reused for every read, at a sampled address, would make its cache look like a
+	 * leak. Objects the class side needs the map for (large kmalloc, percpu, kmalloc without
+	 * the kfunc) are tagged as anyone's.
 	 */
 	if (self_tgid && (pv.tag.kind == PS_K_SLAB || pv.tag.kind == PS_K_PAGE ||
 			  (pv.tag.kind == PS_K_KMALLOC && !no_kfunc)) &&
 	    (bpf_get_current_pid_tgid() >> 32) == self_tgid) {
 		count(PS_C_SELF_SKIPPED);
-		return 0;
+		pv.flags = PS_PV_SELF;
+		pv.stackid = -1;
+		if (ptr_put(addr, &pv)) {
+			count(PS_C_DROP_PTR_FULL);
+			return 0;
+		}
+		return 1;
 	}
 	count(PS_C_SAMPLED_ALLOCS);
 	pv.tag.ctx = get_ctx(ctx);

@@ -156,11 +156,14 @@ struct ps_tag_val {
 };
 _Static_assert(sizeof(struct ps_tag_val) == 40, "ps_tag_val layout");
 
+/* The recorder's own object: in the map so that its free is known, charged to no tag. */
+#define PS_PV_SELF	1u
+
 struct ps_ptr_val {
 	struct ps_tag_key tag;
 	__u64 bytes;
 	__s32 stackid;		/* -1: none */
-	__u32 pad;
+	__u32 flags;		/* PS_PV_* */
 };
 _Static_assert(sizeof(struct ps_ptr_val) == 40, "ps_ptr_val layout");
 
