@@ -231,9 +231,11 @@ int64_t ps_class_growth(const struct ps_class_ctrs *c, uint32_t from, uint32_t k
 /*
  * Bytes the class allocated since interval from that are still allocated at k: what it added,
  * frees of objects older than the recording not counted (sampled, scaled, at most the class's
- * frees); false without the pre-existing frees counter.
+ * frees and at most pre_max, the bytes that were allocated at from); false without the
+ * pre-existing frees counter.
  */
-bool ps_class_retained(const struct ps_class_ctrs *c, uint32_t from, uint32_t k, int64_t *out);
+bool ps_class_retained(const struct ps_class_ctrs *c, uint32_t from, uint32_t k,
+		       int64_t pre_max, int64_t *out);
 /*
  * Gives the rows that hold a correction series' growth their share of its exact class counters
  * in place of their own sampled steps (shape.c): their series and adj_growth. Needs the rows'

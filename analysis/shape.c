@@ -75,7 +75,7 @@ static bool group_exact(const struct ps_report *rep, size_t c, int64_t t_end, do
 	const struct ps_run *r = rep->run;
 	double rate, size, var;
 	uint32_t nint = r->nintervals;
-	int64_t e_end, pre, v;
+	int64_t e_end, pre, v, pre_max = INT64_MAX;
 	struct ps_class_ctrs cc;
 	char cls[192];
 
@@ -85,20 +85,23 @@ static bool group_exact(const struct ps_report *rep, size_t c, int64_t t_end, do
 				return false;
 		snprintf(cls, sizeof(cls), "%s", r->slab[c].cache);
 		size = (double)r->slab[c].objsize;
+		/* the sampled estimate of older objects' frees, bounded by the cache's line */
+		if (r->slab[c].active_objs[rep->from] >= 0)
+			pre_max = r->slab[c].active_objs[rep->from] * (int64_t)r->slab[c].objsize;
 	} else {
 		snprintf(cls, sizeof(cls), "page-order-%zu", c - r->nslab);
 		size = 4096.0 * (double)(1u << (c - r->nslab));
 	}
 	rate = ps_class_rate(r, cls);
 	if (t_end <= 0 || !ps_class_ctrs(r, cls, &cc) ||
-	    !ps_class_retained(&cc, rep->from, rep->to, &e_end))
+	    !ps_class_retained(&cc, rep->from, rep->to, pre_max, &e_end))
 		return false;
 	pre = e_end - ps_class_growth(&cc, rep->from, rep->to);
 	var = rate * (size > 0 ? size : 1) * ((double)(t_end > e_end ? t_end : e_end) + (double)pre);
 	if (fabs((double)(t_end - e_end)) > SHAPE_SD * sqrt(var))
 		return false;
 	for (uint32_t k = rep->from; k <= rep->to; k++) {
-		ps_class_retained(&cc, rep->from, k, &v);
+		ps_class_retained(&cc, rep->from, k, pre_max, &v);
 		e[c * nint + k] = (double)v;
 	}
 	return true;

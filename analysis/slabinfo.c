@@ -155,7 +155,8 @@ int64_t ps_class_growth(const struct ps_class_ctrs *c, uint32_t from, uint32_t k
 	return ps_counter_delta(c->alloc, from, k) - ps_counter_delta(c->free, from, k);
 }
 
-bool ps_class_retained(const struct ps_class_ctrs *c, uint32_t from, uint32_t k, int64_t *out)
+bool ps_class_retained(const struct ps_class_ctrs *c, uint32_t from, uint32_t k,
+		       int64_t pre_max, int64_t *out)
 {
 	int64_t pre, freed;
 
@@ -168,7 +169,12 @@ bool ps_class_retained(const struct ps_class_ctrs *c, uint32_t from, uint32_t k,
 	 */
 	pre = ps_counter_delta(c->pre, from, k);
 	freed = ps_counter_delta(c->free, from, k);
-	*out = ps_class_growth(c, from, k) + (pre < freed ? pre : freed);
+	if (pre > freed)
+		pre = freed;
+	/* an object older than the recording is freed once: no more of them than were live */
+	if (pre > pre_max)
+		pre = pre_max;
+	*out = ps_class_growth(c, from, k) + pre;
 	return true;
 }
 
@@ -271,7 +277,7 @@ int ps_untraced_correct(struct ps_report *rep)
 				/* kept = T - (C - S - H) */
 				kept = ck - (ss->active_objs[k] - a) * (int64_t)ss->objsize - hidden;
 				kept = tk - (kept > 0 ? kept : 0);
-			} else if (!have || !ps_class_retained(&cc, rep->from, k, &kept)) {
+			} else if (!have || !ps_class_retained(&cc, rep->from, k, INT64_MAX, &kept)) {
 				break;
 			}
 			if (kept < tk)
